@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Glue for Debian's 6.12 kernel (6.12.117-1~deb12u1): the facts the kernel-independent
+ * code needs about this build.
+ */
+#ifndef _VMAMERGE_GLUE_H
+#define _VMAMERGE_GLUE_H
+
+/*
+ * Our two bits in mm->flags.  Bits 11-15 are unused by Debian 6.12
+ * (include/linux/sched/coredump.h) and outside MMF_INIT_MASK, so mm_init()
+ * does not copy them: inheritance on fork and exec is ours to do (glue.c
+ * checks the mask at build time).  Bits 32-63 would not do on 6.12: its
+ * MMF_INIT_MASK includes (1 << 31), a negative int, which sign-extends
+ * and makes mm_init() keep every bit above 31.
+ */
+#define VMAMERGE_MMF_OPTED_IN	14
+#define VMAMERGE_MMF_EXEC_KEEP	15
+
+#define VMAMERGE_KERNEL_SERIES	"6.12"
+
+#endif /* _VMAMERGE_GLUE_H */

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The merge decision point.
+ *
+ * Every glue calls vmamerge_merge_prepare() before the stock merge logic
+ * of its kernel runs and vmamerge_merge_done() with the stock result, for
+ * active mms only (vmamerge_mm_active()).  Renumbering and transplanting
+ * will act in prepare; for now the point only accounts and traces, so the
+ * kernel's decisions are exactly the stock ones.
+ */
+#include <linux/kernel.h>
+#include <linux/mm.h>
+
+#include "vmamerge.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+/* Why a merge happened, as reported in the vmamerge_merge trace event. */
+enum vmamerge_cause {
+	VMAMERGE_CAUSE_NONE,		/* no merge */
+	VMAMERGE_CAUSE_AV_NULL,		/* stock: one side had no anon_vma */
+	VMAMERGE_CAUSE_AV_SAME,		/* stock: same anon_vma */
+	VMAMERGE_CAUSE_RENUMBER,	/* ours: pgoff renumbered */
+	VMAMERGE_CAUSE_TRANSPLANT,	/* ours: anon_vma transplanted */
+	VMAMERGE_CAUSE_BOTH,		/* ours: both */
+};
+
+void vmamerge_merge_prepare(struct vmamerge_merge *m)
+{
+	vmamerge_count(m->mm, VMAMERGE_C_MERGE_ATTEMPTS, 1);
+}
+
+/*
+ * Classify a stock merge by the anon_vma of the range that asked for it:
+ * when the survivor carries the same non-NULL anon_vma the two sides
+ * shared it, otherwise one side had none.
+ */
+static enum vmamerge_cause vmamerge_stock_cause(struct vmamerge_merge *m,
+						struct vm_area_struct *merged)
+{
+	if (m->anon_vma && merged->anon_vma == m->anon_vma)
+		return VMAMERGE_CAUSE_AV_SAME;
+	return VMAMERGE_CAUSE_AV_NULL;
+}
+
+void vmamerge_merge_done(struct vmamerge_merge *m,
+			 struct vm_area_struct *merged)
+{
+	enum vmamerge_cause cause = VMAMERGE_CAUSE_NONE;
+
+	if (!merged) {
+		vmamerge_count(m->mm, VMAMERGE_C_MERGE_FAILED, 1);
+	} else {
+		cause = vmamerge_stock_cause(m, merged);
+		vmamerge_count(m->mm, cause == VMAMERGE_CAUSE_AV_SAME ?
+			       VMAMERGE_C_AV_MERGE_SAME :
+			       VMAMERGE_C_AV_MERGE_NULL, 1);
+	}
+	trace_vmamerge_merge(m->mm, m->path, m->start, m->end, m->pgoff,
+			     cause, merged != NULL);
+}

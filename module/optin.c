@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-process (per-mm) opt-in state.
+ *
+ * Two bits in mm->flags that the running kernel does not use (the glue
+ * names them, glue.h) say whether an address space is opted in and whether
+ * the opt-in survives execve().  They live and die with the mm; nothing is
+ * looked up on the hot path but one bit.
+ *
+ * Inheritance:
+ *  - fork: dup_mmap() calls uprobe_dup_mmap(oldmm, mm) with both mms write-
+ *    locked; the glue replaces it and calls vmamerge_mm_fork().
+ *  - exec: a kprobe on begin_new_exec() copies the bits from the old mm
+ *    (current->mm) to bprm->mm when EXEC_KEEP is set.  begin_new_exec()
+ *    is exported and keeps its ENDBR, and a kprobe handler is a call from
+ *    the kprobe machinery, not an indirect call to a sealed function.
+ *  - teardown: a kprobe on exit_mmap() frees the per-mm counters.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/binfmts.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/mm_types.h>
+
+#include "vmamerge.h"
+
+bool vmamerge_mm_opted_in(const struct mm_struct *mm)
+{
+	return test_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
+}
+
+bool vmamerge_mm_exec_keep(const struct mm_struct *mm)
+{
+	return test_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
+}
+
+/*
+ * vmamerge_mm_enable - opt @mm in.  The caller holds a reference on @mm
+ * (mm_users), so it cannot reach exit_mmap() meanwhile.  On failure the
+ * state is unchanged.
+ */
+int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep)
+{
+	int ret;
+
+	ret = vmamerge_mm_counters_alloc(mm, GFP_KERNEL);
+	if (ret)
+		return ret;
+	if (exec_keep)
+		set_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
+	else
+		clear_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
+	set_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
+	return 0;
+}
+
+/* The per-mm counters stay readable until the mm goes away. */
+void vmamerge_mm_disable(struct mm_struct *mm)
+{
+	clear_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
+	clear_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
+}
+
+/* Copy the opt-in bits of @from to the new mm @to. */
+static void vmamerge_mm_inherit(const struct mm_struct *from,
+				struct mm_struct *to, gfp_t gfp)
+{
+	if (!vmamerge_mm_opted_in(from))
+		return;
+	/* Without counters the mm still merges; it only counts globally. */
+	vmamerge_mm_counters_alloc(to, gfp);
+	if (vmamerge_mm_exec_keep(from))
+		set_bit(VMAMERGE_MMF_EXEC_KEEP, &to->flags);
+	set_bit(VMAMERGE_MMF_OPTED_IN, &to->flags);
+}
+
+/* Called from the glue's uprobe_dup_mmap(); both mms are write-locked. */
+void vmamerge_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
+{
+	vmamerge_mm_inherit(oldmm, newmm, GFP_KERNEL);
+}
+
+/*
+ * begin_new_exec(bprm): current->mm is still the old mm, bprm->mm the new
+ * one.  A kprobe pre-handler runs with preemption disabled: no sleeping.
+ */
+static int vmamerge_exec_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct linux_binprm *bprm = (struct linux_binprm *)regs->di;
+	struct mm_struct *old = current->mm;
+
+	if (old && bprm->mm && vmamerge_mm_exec_keep(old))
+		vmamerge_mm_inherit(old, bprm->mm, GFP_ATOMIC);
+	return 0;
+}
+
+/* exit_mmap(mm): the address space is going away for good. */
+static int vmamerge_exit_mmap_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct mm_struct *mm = (struct mm_struct *)regs->di;
+
+	vmamerge_mm_counters_free(mm);
+	return 0;
+}
+
+static struct kprobe vmamerge_exec_kp = {
+	.symbol_name	= "begin_new_exec",
+	.pre_handler	= vmamerge_exec_pre,
+};
+
+static struct kprobe vmamerge_exit_kp = {
+	.symbol_name	= "exit_mmap",
+	.pre_handler	= vmamerge_exit_mmap_pre,
+};
+
+static struct kprobe *vmamerge_kprobes[] = {
+	&vmamerge_exec_kp,
+	&vmamerge_exit_kp,
+};
+
+/* Clear our bits everywhere, so that nothing of ours outlives the module. */
+static void vmamerge_clear_all_mms(void)
+{
+	struct task_struct *p;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		task_lock(p);
+		if (p->mm)
+			vmamerge_mm_disable(p->mm);
+		task_unlock(p);
+	}
+	rcu_read_unlock();
+}
+
+int vmamerge_optin_init(void)
+{
+	int ret;
+
+	ret = register_kprobes(vmamerge_kprobes, ARRAY_SIZE(vmamerge_kprobes));
+	if (ret)
+		pr_err("cannot hook exec/exit (register_kprobes: %d); is CONFIG_KPROBES enabled?\n",
+		       ret);
+	return ret;
+}
+
+/*
+ * Runs at module exit, after the livepatch is gone, so no replacement code
+ * sets bits any more.  Best effort for one corner: a child whose fork ran
+ * the replacement before the transition ended but which is not yet on the
+ * task list keeps its bits.  They do nothing without the module; a later
+ * load would see that process as opted in.
+ */
+void vmamerge_optin_exit(void)
+{
+	unregister_kprobes(vmamerge_kprobes, ARRAY_SIZE(vmamerge_kprobes));
+	vmamerge_clear_all_mms();
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * vmamerge user API: the /dev/vmamerge ioctl interface.
+ *
+ * Every argument struct starts with a __u32 size that the caller sets to
+ * sizeof() of the struct it was compiled with.  The module accepts any size
+ * from the first published version (VMAMERGE_*_SIZE_VER0) up to one page:
+ * a larger struct from a newer userspace is accepted only if the bytes the
+ * module does not know are zero (-E2BIG otherwise), a smaller one than VER0
+ * is -EINVAL.  Reserved fields must be zero (-EINVAL).  A call that fails
+ * changes nothing.
+ */
+#ifndef _UAPI_LINUX_VMAMERGE_H
+#define _UAPI_LINUX_VMAMERGE_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define VMAMERGE_DEVICE		"/dev/vmamerge"
+#define VMAMERGE_ABI_VERSION	1
+
+/* Target selection, as in process_madvise(): self, a pid or a pidfd. */
+enum vmamerge_target_kind {
+	VMAMERGE_TARGET_SELF	= 0,	/* target_id must be 0 */
+	VMAMERGE_TARGET_PID	= 1,	/* target_id is a pid in the caller's ns */
+	VMAMERGE_TARGET_PIDFD	= 2,	/* target_id is a pidfd */
+};
+
+/* Advice for VMAMERGE_IOC_ADVISE. */
+enum vmamerge_advice {
+	VMAMERGE_ADVISE_ENABLE	= 1,	/* opt the process (its mm) in */
+	VMAMERGE_ADVISE_DISABLE	= 2,	/* opt it out again */
+};
+
+/* Flags for VMAMERGE_ADVISE_ENABLE. */
+#define VMAMERGE_ADVISE_F_NO_EXEC	(1ULL << 0) /* opt-in ends at execve() */
+#define VMAMERGE_ADVISE_F_ALL		(VMAMERGE_ADVISE_F_NO_EXEC)
+
+struct vmamerge_advise {
+	__u32 size;		/* sizeof(struct vmamerge_advise) */
+	__u32 target_kind;	/* enum vmamerge_target_kind */
+	__s32 target_id;	/* pid or pidfd, see target_kind */
+	__u32 advice;		/* enum vmamerge_advice */
+	__u64 flags;		/* VMAMERGE_ADVISE_F_* */
+	__u64 reserved[2];	/* must be zero */
+};
+#define VMAMERGE_ADVISE_SIZE_VER0	40
+
+/* Global mode, as in the transparent-hugepage convention. */
+enum vmamerge_mode {
+	VMAMERGE_MODE_NEVER	= 0,	/* nobody, whatever was opted in */
+	VMAMERGE_MODE_OPTIN	= 1,	/* opted-in processes only (default) */
+	VMAMERGE_MODE_ALWAYS	= 2,	/* every process */
+};
+
+/* Feature switches; all are on by default. */
+#define VMAMERGE_FEATURE_RENUMBER	(1U << 0) /* pgoff update on mremap */
+#define VMAMERGE_FEATURE_TRANSPLANT	(1U << 1) /* different-anon_vma merge */
+#define VMAMERGE_FEATURES_ALL		(VMAMERGE_FEATURE_RENUMBER | \
+					 VMAMERGE_FEATURE_TRANSPLANT)
+
+/*
+ * VMAMERGE_IOC_GET_CONFIG fills mode/features/abi_version.
+ * VMAMERGE_IOC_SET_CONFIG needs CAP_SYS_ADMIN; set_mask chooses which of
+ * mode and features to change.
+ */
+#define VMAMERGE_CONFIG_SET_MODE	(1U << 0)
+#define VMAMERGE_CONFIG_SET_FEATURES	(1U << 1)
+#define VMAMERGE_CONFIG_SET_ALL		(VMAMERGE_CONFIG_SET_MODE | \
+					 VMAMERGE_CONFIG_SET_FEATURES)
+
+struct vmamerge_config {
+	__u32 size;		/* sizeof(struct vmamerge_config) */
+	__u32 set_mask;		/* SET_CONFIG: VMAMERGE_CONFIG_SET_*; GET: 0 */
+	__u32 mode;		/* enum vmamerge_mode */
+	__u32 features;		/* VMAMERGE_FEATURE_* */
+	__u32 abi_version;	/* out: VMAMERGE_ABI_VERSION */
+	__u32 reserved0;	/* must be zero */
+	__u64 reserved[2];	/* must be zero */
+};
+#define VMAMERGE_CONFIG_SIZE_VER0	40
+
+/*
+ * Counters.  The same names appear in debugfs vmamerge/stats, in
+ * "vmamerge stats" and in the per-process query.  New counters are only
+ * ever appended.  X(id, "name")
+ */
+#define VMAMERGE_COUNTERS(X)						\
+	X(MERGE_ATTEMPTS,	"merge_attempts")			\
+	X(MERGE_FAILED,		"merge_failed")				\
+	X(AV_MERGE_NULL,	"av_merge_null")			\
+	X(AV_MERGE_SAME,	"av_merge_same")			\
+	X(AV_MERGE_DIFFERENT,	"av_merge_different")			\
+	X(AV_MERGE_FAILED,	"av_merge_failed")			\
+	X(MERGE_RENUMBER,	"merge_renumber")			\
+	X(MERGE_TRANSPLANT,	"merge_transplant")			\
+	X(MERGE_BOTH,		"merge_both")				\
+	X(MERGE_EXPAND,		"merge_expand")				\
+	X(VMAS_RENUMBERED,	"vmas_renumbered")			\
+	X(PAGES_RENUMBERED,	"pages_renumbered")			\
+	X(VMAS_TRANSPLANTED,	"vmas_transplanted")			\
+	X(PAGES_TRANSPLANTED,	"pages_transplanted")			\
+	X(REFUSED_SHARED,	"refused_shared")			\
+	X(REFUSED_KSM,		"refused_ksm")				\
+	X(REFUSED_PINNED,	"refused_pinned")			\
+	X(REFUSED_MIGRATION,	"refused_migration")			\
+	X(REFUSED_BUSY,		"refused_busy")				\
+	X(REFUSED_THP,		"refused_thp")				\
+	X(REFUSED_DEVICE,	"refused_device")			\
+	X(REFUSED_SPECIAL,	"refused_special")			\
+	X(REFUSED_TOO_LARGE,	"refused_too_large")			\
+	X(REFUSED_SWAP,		"refused_swap")				\
+	X(TIME_NS,		"time_ns")
+
+#define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
+enum vmamerge_counter {
+	VMAMERGE_COUNTERS(VMAMERGE_COUNTER_ENUM_)
+	VMAMERGE_NR_COUNTERS
+};
+#undef VMAMERGE_COUNTER_ENUM_
+
+/* Room in the query struct; VMAMERGE_NR_COUNTERS never exceeds it. */
+#define VMAMERGE_MAX_COUNTERS	64
+
+/* State bits reported by VMAMERGE_IOC_QUERY. */
+#define VMAMERGE_STATE_OPTED_IN		(1U << 0) /* advised ENABLE */
+#define VMAMERGE_STATE_EXEC_KEEP	(1U << 1) /* opt-in survives execve */
+#define VMAMERGE_STATE_ACTIVE		(1U << 2) /* opted in under the mode */
+
+/*
+ * VMAMERGE_IOC_QUERY: the state and counters of one process.  Querying
+ * another process needs PTRACE_MODE_READ rights over it.  With
+ * target_kind == VMAMERGE_TARGET_SELF and global == 1 it returns the
+ * global counters instead (state is then 0).
+ */
+struct vmamerge_query {
+	__u32 size;		/* sizeof(struct vmamerge_query) */
+	__u32 target_kind;	/* enum vmamerge_target_kind */
+	__s32 target_id;
+	__u32 global;		/* 1: global counters, target must be SELF */
+	__u64 reserved[2];	/* must be zero */
+	/* out */
+	__u32 state;		/* VMAMERGE_STATE_* */
+	__u32 nr_counters;	/* valid entries in counters[] */
+	__u64 counters[VMAMERGE_MAX_COUNTERS];
+};
+#define VMAMERGE_QUERY_SIZE_VER0	(40 + 8 * VMAMERGE_MAX_COUNTERS)
+
+#define VMAMERGE_IOC_MAGIC	0xBB /* unassigned in ioctl-number.rst of 6.1 and 6.12 */
+#define VMAMERGE_IOC_ADVISE	_IOW(VMAMERGE_IOC_MAGIC, 1, struct vmamerge_advise)
+#define VMAMERGE_IOC_QUERY	_IOWR(VMAMERGE_IOC_MAGIC, 2, struct vmamerge_query)
+#define VMAMERGE_IOC_GET_CONFIG	_IOWR(VMAMERGE_IOC_MAGIC, 3, struct vmamerge_config)
+#define VMAMERGE_IOC_SET_CONFIG	_IOW(VMAMERGE_IOC_MAGIC, 4, struct vmamerge_config)
+
+#endif /* _UAPI_LINUX_VMAMERGE_H */

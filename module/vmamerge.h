@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmamerge: internal interfaces between the kernel-independent parts of
+ * the module and the per-kernel glue (module/kernel-<series>/).
+ */
+#ifndef _VMAMERGE_H
+#define _VMAMERGE_H
+
+#include <linux/types.h>
+#include <linux/gfp.h>
+#include <linux/mm_types.h>
+#include <linux/livepatch.h>
+#include "uapi/vmamerge.h"
+#include "glue.h"	/* module/kernel-<series>/glue.h: MMF bits etc. */
+
+#define VMAMERGE_NAME	"vmamerge"
+
+/* ---- global configuration (core.c) ---- */
+
+extern int vmamerge_mode;		/* enum vmamerge_mode */
+extern unsigned int vmamerge_features;	/* VMAMERGE_FEATURE_* */
+
+int vmamerge_set_mode(int mode);
+int vmamerge_set_features(unsigned int features);
+const char *vmamerge_mode_name(int mode);
+
+/* ---- validated kernel builds (validated_builds.c) ---- */
+
+int vmamerge_check_running_build(void);
+
+/* ---- per-mm opt-in state (optin.c) ---- */
+
+bool vmamerge_mm_opted_in(const struct mm_struct *mm);
+bool vmamerge_mm_exec_keep(const struct mm_struct *mm);
+int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep);
+void vmamerge_mm_disable(struct mm_struct *mm);
+void vmamerge_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
+
+/*
+ * vmamerge_mm_active - should the merge paths act for this mm?
+ * The combination of the global mode and the mm's opt-in bit; lock-free.
+ */
+static inline bool vmamerge_mm_active(const struct mm_struct *mm)
+{
+	int mode = READ_ONCE(vmamerge_mode);
+
+	if (likely(mode == VMAMERGE_MODE_OPTIN))
+		return vmamerge_mm_opted_in(mm);
+	return mode == VMAMERGE_MODE_ALWAYS;
+}
+
+static inline bool vmamerge_feature(unsigned int feature)
+{
+	return READ_ONCE(vmamerge_features) & feature;
+}
+
+int vmamerge_optin_init(void);
+void vmamerge_optin_exit(void);
+
+/* ---- counters (counters.c) ---- */
+
+void vmamerge_count(struct mm_struct *mm, enum vmamerge_counter c, u64 n);
+void vmamerge_counters_read_global(u64 *out);	/* VMAMERGE_NR_COUNTERS */
+void vmamerge_counters_read_mm(struct mm_struct *mm, u64 *out);
+int vmamerge_counters_init(void);
+void vmamerge_counters_exit(void);
+/* per-mm part: called by optin.c */
+int vmamerge_mm_counters_alloc(struct mm_struct *mm, gfp_t gfp);
+void vmamerge_mm_counters_free(struct mm_struct *mm);
+void vmamerge_mm_counters_free_all(void);
+
+/* ---- merge decision point (merge_hook.c) ---- */
+
+/* Which kernel path asked for a merge; also reported by trace events. */
+enum vmamerge_path {
+	VMAMERGE_PATH_MODIFY,		/* mprotect/mlock/mseal: flags change */
+	VMAMERGE_PATH_MODIFY_NAME,	/* madvise, anon VMA names */
+	VMAMERGE_PATH_MODIFY_POLICY,	/* mbind, set_mempolicy_home_node */
+	VMAMERGE_PATH_MODIFY_UFFD,	/* userfaultfd register/unregister */
+	VMAMERGE_PATH_NEW_RANGE,	/* mmap, brk, mremap expand/move */
+	VMAMERGE_PATH_VMA_MERGE,	/* 6.1: any caller of vma_merge() */
+	VMAMERGE_NR_PATHS
+};
+
+/*
+ * struct vmamerge_merge - one merge attempt, as seen by the decision point.
+ * The glue fills it from the kernel's own arguments before the stock merge
+ * logic runs.  @vma is NULL for a new range.
+ */
+struct vmamerge_merge {
+	struct mm_struct *mm;
+	enum vmamerge_path path;
+	struct vm_area_struct *prev;
+	struct vm_area_struct *vma;
+	struct vm_area_struct *next;
+	unsigned long start;
+	unsigned long end;
+	pgoff_t pgoff;
+	struct anon_vma *anon_vma;
+};
+
+/*
+ * vmamerge_merge_prepare - decision point, before the stock merge logic.
+ * Called under mmap_lock held for writing, only for active mms.  Today it
+ * only accounts; renumber/transplant will act here.
+ */
+void vmamerge_merge_prepare(struct vmamerge_merge *m);
+/* vmamerge_merge_done - the stock result (@merged NULL: no merge). */
+void vmamerge_merge_done(struct vmamerge_merge *m,
+			 struct vm_area_struct *merged);
+
+/* ---- control plane ---- */
+
+int vmamerge_control_init(void);
+void vmamerge_control_exit(void);
+int vmamerge_debugfs_init(void);
+void vmamerge_debugfs_exit(void);
+
+/* ---- livepatch (livepatch.c) and the glue's table ---- */
+
+/* Provided by module/kernel-<series>/: the functions this build replaces. */
+extern struct klp_func vmamerge_glue_funcs[];
+/* The glue's own load-time checks (struct layouts, bit numbers). */
+int vmamerge_glue_check(void);
+
+int vmamerge_livepatch_enable(void);
+
+#endif /* _VMAMERGE_H */
