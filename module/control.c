@@ -39,8 +39,8 @@ struct pid *pidfd_get_pid(unsigned int fd, unsigned int *flags);
  * vmamerge_copy_arg - copy a size-versioned argument from userspace.
  * The struct's first field is its __u32 size (see the uapi header).
  */
-static int vmamerge_copy_arg(void *karg, size_t ksize, size_t ver0,
-			     const void __user *uarg, u32 *usize)
+int vmamerge_copy_arg(void *karg, size_t ksize, size_t ver0,
+		      const void __user *uarg, u32 *usize)
 {
 	if (get_user(*usize, (const u32 __user *)uarg))
 		return -EFAULT;
@@ -52,8 +52,8 @@ static int vmamerge_copy_arg(void *karg, size_t ksize, size_t ver0,
 }
 
 /* Copy a result back: as much as both sides know. */
-static int vmamerge_copy_result(void __user *uarg, u32 usize,
-				const void *karg, size_t ksize)
+int vmamerge_copy_result(void __user *uarg, u32 usize, const void *karg,
+			 size_t ksize)
 {
 	if (copy_to_user(uarg, karg, min_t(size_t, usize, ksize)))
 		return -EFAULT;
@@ -71,7 +71,7 @@ static bool vmamerge_reserved_zero(const u64 *r, size_t n)
 }
 
 /* Validate a (kind, id) pair without looking anything up. */
-static int vmamerge_check_target(u32 kind, s32 id)
+int vmamerge_check_target(u32 kind, s32 id)
 {
 	switch (kind) {
 	case VMAMERGE_TARGET_SELF:
@@ -114,7 +114,7 @@ static struct task_struct *vmamerge_get_task(u32 kind, s32 id)
  * (mmput it) or an ERR_PTR: -ESRCH for a dead process, -EINVAL for one
  * without an address space (kernel thread), -EPERM without rights.
  */
-static struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id,
+struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id,
 						unsigned int mode, pid_t *pid)
 {
 	struct task_struct *task;
@@ -333,6 +333,8 @@ static long vmamerge_ioctl(struct file *file, unsigned int cmd,
 		return vmamerge_ioctl_get_config(uarg);
 	if (vmamerge_cmd_is(cmd, VMAMERGE_IOC_SET_CONFIG))
 		return vmamerge_ioctl_set_config(file, uarg);
+	if (vmamerge_cmd_is(cmd, VMAMERGE_IOC_VMAS))
+		return vmamerge_ioctl_vmas(uarg);
 	return -ENOTTY;
 }
 

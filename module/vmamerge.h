@@ -109,7 +109,16 @@ void vmamerge_merge_prepare(struct vmamerge_merge *m);
 void vmamerge_merge_done(struct vmamerge_merge *m,
 			 struct vm_area_struct *merged);
 
-/* ---- control plane ---- */
+/* ---- control plane (control.c, vma_report.c) ---- */
+
+int vmamerge_copy_arg(void *karg, size_t ksize, size_t ver0,
+		      const void __user *uarg, u32 *usize);
+int vmamerge_copy_result(void __user *uarg, u32 usize, const void *karg,
+			 size_t ksize);
+int vmamerge_check_target(u32 kind, s32 id);
+struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id, unsigned int mode,
+					 pid_t *pid);
+int vmamerge_ioctl_vmas(void __user *uarg);
 
 int vmamerge_control_init(void);
 void vmamerge_control_exit(void);

@@ -36,6 +36,10 @@ enum vmamerge_advice {
 #define VMAMERGE_ADVISE_F_NO_EXEC	(1ULL << 0) /* opt-in ends at execve() */
 #define VMAMERGE_ADVISE_F_ALL		(VMAMERGE_ADVISE_F_NO_EXEC)
 
+/*
+ * ENABLE sets the exec behaviour anew each time: enabling an opted-in
+ * process again with or without VMAMERGE_ADVISE_F_NO_EXEC replaces it.
+ */
 struct vmamerge_advise {
 	__u32 size;		/* sizeof(struct vmamerge_advise) */
 	__u32 target_kind;	/* enum vmamerge_target_kind */
@@ -146,10 +150,49 @@ struct vmamerge_query {
 };
 #define VMAMERGE_QUERY_SIZE_VER0	(40 + 8 * VMAMERGE_MAX_COUNTERS)
 
+/*
+ * VMAMERGE_IOC_VMAS: what /proc/PID/maps does not show - the page offset
+ * of anonymous VMAs and whether neighbours share an anon_vma.  Fills up
+ * to nr entries of the array at vmas_ptr with the VMAs that end above
+ * addr, in address order; nr returns the number filled.  Call again with
+ * addr = the last end to continue.  Needs PTRACE_MODE_READ rights.
+ */
+#define VMAMERGE_VMA_ANON		(1U << 0) /* has an anon_vma */
+#define VMAMERGE_VMA_SAME_AV_PREV	(1U << 1) /* same anon_vma as prev */
+#define VMAMERGE_VMA_SAME_ROOT_PREV	(1U << 2) /* same anon_vma root */
+#define VMAMERGE_VMA_FILE		(1U << 3) /* file-backed */
+#define VMAMERGE_VMA_ADJACENT_PREV	(1U << 4) /* starts where prev ends */
+
+struct vmamerge_vma {
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;		/* vm_pgoff, in pages */
+	__u64 vm_flags;		/* the kernel's vm_flags, for diagnostics */
+	__u32 flags;		/* VMAMERGE_VMA_* */
+	__u32 reserved;
+};
+
+/* Upper bound of nr per call. */
+#define VMAMERGE_VMAS_MAX	65536
+
+struct vmamerge_vmas {
+	__u32 size;		/* sizeof(struct vmamerge_vmas) */
+	__u32 target_kind;	/* enum vmamerge_target_kind */
+	__s32 target_id;
+	__u32 nr;		/* in: capacity of vmas_ptr; out: filled */
+	__u64 addr;		/* first VMA reported ends above this */
+	__u64 vmas_ptr;		/* struct vmamerge_vma[nr] */
+	__u32 vma_size;		/* sizeof(struct vmamerge_vma) */
+	__u32 reserved0;	/* must be zero */
+	__u64 reserved[2];	/* must be zero */
+};
+#define VMAMERGE_VMAS_SIZE_VER0		56
+
 #define VMAMERGE_IOC_MAGIC	0xBB /* unassigned in ioctl-number.rst of 6.1 and 6.12 */
 #define VMAMERGE_IOC_ADVISE	_IOW(VMAMERGE_IOC_MAGIC, 1, struct vmamerge_advise)
 #define VMAMERGE_IOC_QUERY	_IOWR(VMAMERGE_IOC_MAGIC, 2, struct vmamerge_query)
 #define VMAMERGE_IOC_GET_CONFIG	_IOWR(VMAMERGE_IOC_MAGIC, 3, struct vmamerge_config)
 #define VMAMERGE_IOC_SET_CONFIG	_IOW(VMAMERGE_IOC_MAGIC, 4, struct vmamerge_config)
+#define VMAMERGE_IOC_VMAS	_IOWR(VMAMERGE_IOC_MAGIC, 5, struct vmamerge_vmas)
 
 #endif /* _UAPI_LINUX_VMAMERGE_H */
