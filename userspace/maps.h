@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * maps.h - parsing /proc/PID/{maps,smaps,numa_maps} text and finding
+ * adjacent anonymous VMAs that were not merged.  Pure functions on
+ * text buffers so that test_maps.c can exercise them without /proc.
+ */
+#ifndef VMAMERGE_MAPS_H
+#define VMAMERGE_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct vma_info {
+	unsigned long long start;
+	unsigned long long end;
+	char perms[5];			/* "rw-p" */
+	unsigned long long offset;	/* offset column (bytes) */
+	unsigned int dev_major;
+	unsigned int dev_minor;
+	unsigned long long inode;
+	char *name;			/* "" if none */
+	char *vmflags;			/* smaps VmFlags, NULL if unknown */
+	char *policy;			/* numa_maps policy, NULL if unknown */
+	bool anon;			/* private anonymous (see maps.c) */
+	bool pgoff_known;		/* pgoff below is meaningful */
+	unsigned long long pgoff;	/* in pages */
+};
+
+struct vma_list {
+	struct vma_info *v;
+	size_t nr;
+	size_t cap;
+	unsigned int page_shift;	/* 12 unless told otherwise */
+	bool have_vmflags;		/* parsed text was smaps */
+	bool have_policy;		/* numa_maps was applied */
+	bool anon_pgoff_visible;	/* text shows pgoff of anon VMAs */
+};
+
+/* Why two adjacent anonymous VMAs with equal permissions are separate. */
+enum pair_reason {
+	PAIR_PGOFF,		/* pgoff not linear: a renumber candidate */
+	PAIR_ANON_VMA,		/* pgoff linear: anon_vma (probably) */
+	PAIR_UNKNOWN,		/* pgoff or anon_vma: anon pgoff not shown */
+	PAIR_FLAGS,		/* VmFlags differ: not a candidate */
+	PAIR_POLICY,		/* NUMA policy differs: not a candidate */
+	PAIR_SPECIAL,		/* VM_IO/PFNMAP/MIXEDMAP/DONTEXPAND */
+	PAIR_NR_REASONS
+};
+
+struct vma_pair {
+	size_t a;		/* index of the lower VMA */
+	size_t b;		/* index of the next one, b == a + 1 */
+	enum pair_reason reason;
+};
+
+struct maps_summary {
+	size_t nr_vmas;
+	size_t nr_pairs;
+	size_t by_reason[PAIR_NR_REASONS];
+};
+
+void vma_list_init(struct vma_list *list);
+void vma_list_free(struct vma_list *list);
+
+/*
+ * Parse one maps header line ("start-end perms offset maj:min inode name").
+ * Returns 0 on success, -1 if the line is not a header.  On success
+ * vma->name is allocated.
+ */
+int maps_parse_header(const char *line, size_t len, struct vma_info *vma);
+
+/*
+ * Parse the text of /proc/PID/maps or /proc/PID/smaps, appending to list.
+ * Returns 0, -1 on malformed text (*bad_line = 1-based line number)
+ * or -2 on allocation failure.
+ */
+int maps_parse(struct vma_list *list, const char *text, size_t *bad_line);
+
+/* Attach numa_maps policies (matched by start address).  Returns 0/-2. */
+int maps_apply_numa(struct vma_list *list, const char *text);
+
+/* Decide anon_pgoff_visible and fill pgoff/pgoff_known.  Call last. */
+void maps_finish(struct vma_list *list);
+
+/*
+ * Find the adjacent anonymous pairs.  *pairs is malloc()ed (may be NULL
+ * if none).  Returns the number of pairs, or (size_t)-1 on ENOMEM.
+ */
+size_t maps_analyze(const struct vma_list *list, struct vma_pair **pairs,
+		    struct maps_summary *sum);
+
+bool vma_is_private_anon(const struct vma_info *vma);
+bool vmflags_equal(const char *a, const char *b);
+bool vmflags_has(const char *flags, const char *mnemonic);
+bool anon_names_compatible(const char *a, const char *b);
+
+const char *pair_reason_name(enum pair_reason r);
+const char *pair_reason_text(enum pair_reason r);
+bool pair_reason_is_candidate(enum pair_reason r);
+
+/* One-line summary, as printed by "vmamerge maps". */
+void maps_print_summary(FILE *f, const struct maps_summary *sum,
+			bool anon_pgoff_visible);
+
+#endif /* VMAMERGE_MAPS_H */

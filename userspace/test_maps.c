@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_maps - unit tests of the pure parts of the vmamerge CLI: maps/
+ * smaps/numa_maps parsing and analysis, and argument parsing.  TAP output.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmamerge.h"	/* module/uapi */
+#include "cli.h"
+#include "maps.h"
+
+static int passed, failed;
+
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", cond ? "ok" : "not ok", passed + failed + 1);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (cond)
+		passed++;
+	else
+		failed++;
+}
+
+/* ---- maps parsing ---- */
+
+static void test_header(void)
+{
+	static const char file_line[] =
+		"7f0e1c200000-7f0e1c228000 r--p 00001000 fe:01 1234567                    /usr/lib/x86_64-linux-gnu/libc.so.6";
+	static const char anon_line[] = "7f0e1c3f0000-7f0e1c3fd000 rw-p 00000000 00:00 0 ";
+	static const char space_line[] =
+		"55d000000000-55d000001000 rw-s 00000000 00:01 99                         /memfd:my buf (deleted)";
+	static const char *const bad[] = {
+		"", "12abc", "1000-2000", "1000-2000 rw-p", "1000-2000 rwzp 0 00:00 0",
+		"1000-2000 rw-p 0 00:00", "1000-2000 rw-p 0 0000 0", "g000-2000 rw-p 0 00:00 0",
+		"2000-1000 rw-p 0 00:00 0", "1000-2000 rw-p 0 00:00 0x5",
+		"Rss:                 4 kB", "VmFlags: rd wr mr",
+	};
+	struct vma_info v;
+	size_t i;
+
+	ok(!maps_parse_header(file_line, strlen(file_line), &v) &&
+	   v.start == 0x7f0e1c200000ULL && v.end == 0x7f0e1c228000ULL &&
+	   !strcmp(v.perms, "r--p") && v.offset == 0x1000 &&
+	   v.dev_major == 0xfe && v.dev_minor == 1 && v.inode == 1234567 &&
+	   !strcmp(v.name, "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+	   "header: file-backed line");
+	free(v.name);
+	ok(!maps_parse_header(anon_line, strlen(anon_line), &v) &&
+	   !strcmp(v.name, "") && v.inode == 0 && vma_is_private_anon(&v),
+	   "header: anonymous line without name is private anon");
+	free(v.name);
+	ok(!maps_parse_header(space_line, strlen(space_line), &v) &&
+	   !strcmp(v.name, "/memfd:my buf (deleted)") && !vma_is_private_anon(&v),
+	   "header: name with spaces kept, shared memfd not anon");
+	free(v.name);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(maps_parse_header(bad[i], strlen(bad[i]), &v) == -1,
+		   "header: rejects '%s'", bad[i]);
+}
+
+static void test_anon_kinds(void)
+{
+	static const struct {
+		const char *line;
+		int anon;
+	} cases[] = {
+		{ "1000-2000 rw-p 00000000 00:00 0                  [heap]", 1 },
+		{ "1000-2000 rw-p 00000000 00:00 0                  [anon:jit]", 1 },
+		{ "1000-2000 rw-p 00000000 00:00 0                  [stack]", 0 },
+		{ "1000-2000 r--p 00000000 00:00 0                  [vvar]", 0 },
+		{ "1000-2000 rw-s 00000000 00:01 1234               /dev/zero (deleted)", 0 },
+		{ "1000-2000 rw-p 00002000 fe:01 42                 /usr/bin/cat", 0 },
+	};
+	struct vma_info v;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = maps_parse_header(cases[i].line, strlen(cases[i].line), &v);
+
+		ok(!ret && vma_is_private_anon(&v) == cases[i].anon,
+		   "anon kind: '%s' -> %s", v.name, cases[i].anon ? "anon" : "not anon");
+		free(v.name);
+	}
+	ok(anon_names_compatible("", "[heap]") &&
+	   anon_names_compatible("[anon:a]", "[anon:a]") &&
+	   !anon_names_compatible("[anon:a]", "[anon:b]") &&
+	   !anon_names_compatible("", "[anon:a]"),
+	   "anon names: heap ~ unnamed, [anon:x] only equal names");
+}
+
+static void test_vmflags(void)
+{
+	ok(vmflags_equal("rd wr mr mw me ac", "rd wr mr mw me ac"), "vmflags: equal");
+	ok(vmflags_equal("rd wr mr mw me ac sd", "rd wr mr mw me ac"),
+	   "vmflags: sd (soft-dirty) ignored");
+	ok(!vmflags_equal("rd wr mr mw me ac", "rd wr mr mw me"), "vmflags: ac differs");
+	ok(!vmflags_equal("rd wr mr mw me", "rd wr mr mw me nr"), "vmflags: extra flag in b");
+	ok(vmflags_has("rd io wr", "io") && !vmflags_has("rd wr", "io") &&
+	   !vmflags_has("rdio", "io"), "vmflags: has()");
+}
+
+/* Parse, finish, analyze; returns the pairs (caller frees). */
+static size_t run(const char *text, const char *numa, struct vma_list *l,
+		  struct vma_pair **pairs, struct maps_summary *s)
+{
+	size_t bad = 0;
+	int ret;
+
+	vma_list_init(l);
+	ret = maps_parse(l, text, &bad);
+	if (ret) {
+		printf("# parse failed at line %zu\n", bad);
+		return (size_t)-1;
+	}
+	if (numa && maps_apply_numa(l, numa))
+		return (size_t)-1;
+	maps_finish(l);
+	return maps_analyze(l, pairs, s);
+}
+
+/* As /proc shows it: anonymous offsets are 0. */
+static const char proc_maps[] =
+	"555555554000-555555556000 r--p 00000000 fe:01 1311                       /usr/bin/cat\n"
+	"555555556000-55555555b000 r-xp 00002000 fe:01 1311                       /usr/bin/cat\n"
+	"555555560000-555555581000 rw-p 00000000 00:00 0                          [heap]\n"
+	"555555581000-555555590000 rw-p 00000000 00:00 0 \n"
+	"7ffff7d00000-7ffff7d10000 rw-p 00000000 00:00 0 \n"
+	"7ffff7d10000-7ffff7d20000 r--p 00000000 00:00 0 \n"
+	"7ffff7d20000-7ffff7d30000 rw-p 00000000 00:00 0 \n"
+	"7ffff7d30000-7ffff7d40000 rw-p 00000000 00:00 0                          [anon:a]\n"
+	"7ffff7d40000-7ffff7d50000 rw-p 00000000 00:00 0                          [anon:b]\n"
+	"7ffff7d60000-7ffff7d70000 rw-p 00000000 00:00 0 \n"
+	"7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0                          [stack]\n";
+
+static void test_proc_maps(void)
+{
+	struct vma_pair *pairs = NULL;
+	struct maps_summary s;
+	struct vma_list l;
+	char *buf = NULL;
+	size_t n, len = 0;
+	FILE *f;
+
+	n = run(proc_maps, NULL, &l, &pairs, &s);
+	ok(l.nr == 11 && s.nr_vmas == 11, "proc maps: 11 vmas");
+	ok(!l.anon_pgoff_visible, "proc maps: anon pgoff not visible (all 0)");
+	ok(l.v[0].pgoff_known && l.v[1].pgoff == 2 && !l.v[2].pgoff_known,
+	   "proc maps: file pgoff in pages known, anon pgoff unknown");
+	ok(n == 1 && pairs[0].a == 2 && pairs[0].b == 3 &&
+	   pairs[0].reason == PAIR_UNKNOWN,
+	   "proc maps: only [heap]+unnamed is a pair, reason pgoff_or_anon_vma");
+	f = open_memstream(&buf, &len);
+	maps_print_summary(f, &s, l.anon_pgoff_visible);
+	fclose(f);
+	ok(!strcmp(buf, "11 vmas, 1 adjacent anonymous pairs: 0 differ in pgoff, 0 differ only in anon_vma (probably), 1 differ in pgoff or anon_vma (anonymous pgoff not visible in /proc)\n"),
+	   "proc maps: summary line");
+	if (strcmp(buf, "11 vmas, 1 adjacent anonymous pairs: 0 differ in pgoff, 0 differ only in anon_vma (probably), 1 differ in pgoff or anon_vma (anonymous pgoff not visible in /proc)\n"))
+		printf("# got: %s", buf);
+	free(buf);
+	free(pairs);
+	vma_list_free(&l);
+}
+
+/* Text that does show anonymous pgoffs (bytes, vm_pgoff << PAGE_SHIFT). */
+static const char pgoff_maps[] =
+	"7f0000000000-7f0000010000 rw-p 7f0000000000 00:00 0 \n"
+	"7f0000010000-7f0000020000 rw-p 7f0000010000 00:00 0 \n"	/* linear */
+	"7f0000020000-7f0000030000 rw-p 100000000 00:00 0 \n"	/* moved */
+	"7f0000030000-7f0000040000 rw-p 100010000 00:00 0 \n";	/* linear */
+
+static void test_pgoff_visible(void)
+{
+	struct vma_pair *pairs = NULL;
+	struct maps_summary s;
+	struct vma_list l;
+	size_t n;
+
+	n = run(pgoff_maps, NULL, &l, &pairs, &s);
+	ok(l.anon_pgoff_visible && l.v[0].pgoff == 0x7f0000000ULL,
+	   "pgoff text: visible, in pages");
+	ok(n == 3, "pgoff text: 3 pairs");
+	ok(n == 3 && pairs[0].reason == PAIR_ANON_VMA &&
+	   pairs[1].reason == PAIR_PGOFF && pairs[2].reason == PAIR_ANON_VMA,
+	   "pgoff text: linear -> anon_vma, jump -> pgoff");
+	ok(s.by_reason[PAIR_PGOFF] == 1 && s.by_reason[PAIR_ANON_VMA] == 2 &&
+	   s.by_reason[PAIR_UNKNOWN] == 0, "pgoff text: summary counts");
+	free(pairs);
+	vma_list_free(&l);
+}
+
+static const char smaps[] =
+	"7f0000000000-7f0000010000 rw-p 00000000 00:00 0 \n"
+	"Size:                 64 kB\n"
+	"KernelPageSize:        4 kB\n"
+	"Rss:                   4 kB\n"
+	"AnonHugePages:         0 kB\n"
+	"THPeligible:    0\n"
+	"VmFlags: rd wr mr mw me ac sd \n"
+	"7f0000010000-7f0000020000 rw-p 00000000 00:00 0 \n"
+	"Size:                 64 kB\n"
+	"VmFlags: rd wr mr mw me ac \n"		/* equal but for sd: a pair */
+	"7f0000020000-7f0000030000 rw-p 00000000 00:00 0 \n"
+	"VmFlags: rd wr mr mw me ac lo \n"	/* mlocked: flags */
+	"7f0000030000-7f0000040000 rw-p 00000000 00:00 0 \n"
+	"VmFlags: rd wr mr mw me ac \n"
+	"7f0000040000-7f0000050000 rw-p 00000000 00:00 0 \n"
+	"VmFlags: rd wr mr mw me ac \n"		/* policy differs (numa) */
+	"7f0000050000-7f0000060000 rw-p 00000000 00:00 0 \n"
+	"VmFlags: rd wr mr mw me ac io pf \n"
+	"7f0000060000-7f0000070000 rw-p 00000000 00:00 0 \n"
+	"VmFlags: rd wr mr mw me ac io pf \n";	/* special */
+
+static const char numa[] =
+	"7f0000000000 default anon=1 dirty=1 N0=1 kernelpagesize_kB=4\n"
+	"7f0000010000 default\n"
+	"7f0000020000 default\n"
+	"7f0000030000 bind:0 anon=2 dirty=2 N0=2 kernelpagesize_kB=4\n"
+	"7f0000040000 weighted interleave:0-1 anon=2 N0=2 kernelpagesize_kB=4\n"
+	"7f0000050000 default\n"
+	"7f0000060000 default\n";
+
+static void test_smaps(void)
+{
+	struct vma_pair *pairs = NULL;
+	struct maps_summary s;
+	struct vma_list l;
+	size_t n;
+
+	n = run(smaps, numa, &l, &pairs, &s);
+	ok(l.nr == 7 && l.have_vmflags && l.have_policy, "smaps: 7 vmas with VmFlags");
+	ok(l.v[0].vmflags && !strcmp(l.v[0].vmflags, "rd wr mr mw me ac sd"),
+	   "smaps: VmFlags attached, trimmed");
+	ok(l.v[4].policy && !strcmp(l.v[4].policy, "weighted interleave:0-1") &&
+	   !strcmp(l.v[0].policy, "default"), "numa_maps: policy with blanks");
+	ok(n == 6, "smaps: 6 adjacent pairs (got %zu)", n);
+	if (n == 6) {
+		ok(pairs[0].reason == PAIR_UNKNOWN, "smaps: sd-only difference is a candidate");
+		ok(pairs[1].reason == PAIR_FLAGS && pairs[2].reason == PAIR_FLAGS,
+		   "smaps: lo differs -> flags");
+		ok(pairs[3].reason == PAIR_POLICY, "smaps: bind vs interleave -> policy");
+		ok(pairs[4].reason == PAIR_FLAGS, "smaps: io pf vs none -> flags");
+		ok(pairs[5].reason == PAIR_SPECIAL, "smaps: io pf both -> special");
+	}
+	ok(!pair_reason_is_candidate(PAIR_FLAGS) && pair_reason_is_candidate(PAIR_UNKNOWN),
+	   "reasons: candidates");
+	free(pairs);
+	vma_list_free(&l);
+}
+
+static void test_parse_errors(void)
+{
+	struct vma_list l;
+	size_t bad = 0;
+
+	vma_list_init(&l);
+	ok(maps_parse(&l, "1000-2000 rw-p 0 00:00 0\nbogus line\n", &bad) == -1 &&
+	   bad == 2, "parse: garbage line reported with its number");
+	vma_list_free(&l);
+	vma_list_init(&l);
+	ok(maps_parse(&l, "VmFlags: rd\n", &bad) == -1, "parse: VmFlags before any VMA");
+	vma_list_free(&l);
+	vma_list_init(&l);
+	ok(!maps_parse(&l, "", &bad) && l.nr == 0, "parse: empty text");
+	ok(!maps_parse(&l, "1000-2000 rw-p 0 00:00 0", &bad) && l.nr == 1,
+	   "parse: last line without newline");
+	vma_list_free(&l);
+}
+
+/* ---- argument parsing ---- */
+
+static int parse(struct cli *c, const char *line)
+{
+	static char store[512];
+	static char *argv[32];
+	char err[256], *p;
+	int argc = 0;
+
+	snprintf(store, sizeof(store), "vmamerge %s", line);
+	for (p = strtok(store, " "); p && argc < 31; p = strtok(NULL, " "))
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	return cli_parse(argc, argv, c, err, sizeof(err));
+}
+
+static void test_cli(void)
+{
+	static const char *const bad[] = {
+		"", "frobnicate", "status extra", "mode sometimes", "mode optin never",
+		"enable", "enable -p", "enable -p 12abc", "enable -p -5", "enable -p 0",
+		"enable -p 1 -p 2", "disable -p 1 --no-exec", "run", "run --no-exec",
+		"stats --bogus", "stats -p 4294967296", "maps", "maps --json",
+		"status --json", "enable -p 1 extra", "maps -p 2147483648",
+	};
+	struct cli c;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(parse(&c, bad[i]) == -1, "cli: rejects '%s'", bad[i]);
+	ok(!parse(&c, "status") && c.cmd == CMD_STATUS, "cli: status");
+	ok(!parse(&c, "--help") && c.cmd == CMD_HELP, "cli: --help");
+	ok(!parse(&c, "maps -h") && c.help, "cli: maps -h");
+	ok(!parse(&c, "mode") && c.cmd == CMD_MODE && !c.nargs, "cli: mode (show)");
+	ok(!parse(&c, "mode always") && c.nargs == 1 && !strcmp(c.args[0], "always"),
+	   "cli: mode always");
+	ok(!parse(&c, "enable -p 42 --no-exec") && c.cmd == CMD_ENABLE &&
+	   c.have_pid && c.pid == 42 && c.no_exec, "cli: enable -p 42 --no-exec");
+	ok(!parse(&c, "enable --pid=7") && c.pid == 7, "cli: --pid=7");
+	ok(!parse(&c, "disable -p9") && c.pid == 9, "cli: -p9");
+	ok(!parse(&c, "stats --json -p 2147483647") && c.json && c.pid == 2147483647,
+	   "cli: stats --json -p INT_MAX");
+	ok(!parse(&c, "stats") && !c.have_pid, "cli: stats (global)");
+	ok(!parse(&c, "features -renumber +transplant") && c.nargs == 2 &&
+	   !strcmp(c.args[0], "-renumber"), "cli: features tokens with -");
+	ok(!parse(&c, "run --no-exec -- ls -l --no-exec") && c.no_exec &&
+	   c.nargs == 3 && !strcmp(c.args[0], "ls") && !strcmp(c.args[2], "--no-exec"),
+	   "cli: run --no-exec -- CMD, CMD's options untouched");
+	ok(!parse(&c, "run sh -c true") && !c.no_exec && c.nargs == 3,
+	   "cli: run stops at the command");
+	ok(!parse(&c, "run -- -weird") && c.nargs == 1 && !strcmp(c.args[0], "-weird"),
+	   "cli: run -- -weird");
+}
+
+static void test_numbers(void)
+{
+	static const char *const bad[] = {
+		"", "12abc", "-1", "+5", " 5", "5 ", "0", "0x10", "2147483648",
+		"99999999999999999999999",
+	};
+	unsigned long long v;
+	pid_t pid;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(parse_pid(bad[i], &pid) == -1, "pid: rejects '%s'", bad[i]);
+	ok(!parse_pid("1", &pid) && pid == 1, "pid: 1");
+	ok(!parse_pid("007", &pid) && pid == 7, "pid: 007");
+	ok(!parse_ull_strict("18446744073709551615", ~0ULL, &v) && v == ~0ULL,
+	   "ull: max");
+	ok(parse_ull_strict("18446744073709551616", ~0ULL, &v) == -1, "ull: overflow");
+}
+
+static void test_features(void)
+{
+	char bad[64], buf[128];
+	unsigned int m;
+	char *t1[] = { "-renumber" };
+	char *t2[] = { "none", "+transplant" };
+	char *t3[] = { "renumber,transplant" };
+	char *t4[] = { "all", "bogus" };
+	char *t5[] = { "-" };
+
+	m = VMAMERGE_FEATURES_ALL;
+	ok(!features_apply(&m, 1, t1, bad, sizeof(bad)) &&
+	   m == VMAMERGE_FEATURE_TRANSPLANT, "features: -renumber");
+	m = VMAMERGE_FEATURES_ALL;
+	ok(!features_apply(&m, 2, t2, bad, sizeof(bad)) &&
+	   m == VMAMERGE_FEATURE_TRANSPLANT, "features: none +transplant");
+	m = 0;
+	ok(!features_apply(&m, 1, t3, bad, sizeof(bad)) &&
+	   m == VMAMERGE_FEATURES_ALL, "features: comma separated");
+	m = 0;
+	ok(features_apply(&m, 2, t4, bad, sizeof(bad)) == -1 && m == 0 &&
+	   !strcmp(bad, "bogus"), "features: bad token, mask unchanged");
+	ok(features_apply(&m, 1, t5, bad, sizeof(bad)) == -1, "features: lone '-'");
+	format_features(buf, sizeof(buf), VMAMERGE_FEATURE_RENUMBER);
+	ok(!strcmp(buf, "[renumber] transplant"), "features: format");
+	ok(!debugfs_parse_features("[renumber] [transplant]\n", &m) &&
+	   m == VMAMERGE_FEATURES_ALL, "debugfs features: both");
+	ok(!debugfs_parse_features("renumber [transplant]\n", &m) &&
+	   m == VMAMERGE_FEATURE_TRANSPLANT, "debugfs features: one");
+	ok(debugfs_parse_features("[renumber] [frob]\n", &m) == -1,
+	   "debugfs features: unknown");
+}
+
+static void test_mode(void)
+{
+	char buf[64];
+
+	ok(debugfs_parse_mode("always [optin] never\n") == VMAMERGE_MODE_OPTIN,
+	   "debugfs mode: optin");
+	ok(debugfs_parse_mode("[always] optin never\n") == VMAMERGE_MODE_ALWAYS,
+	   "debugfs mode: always");
+	ok(debugfs_parse_mode("always optin never\n") == -1, "debugfs mode: none");
+	format_mode(buf, sizeof(buf), VMAMERGE_MODE_NEVER);
+	ok(!strcmp(buf, "always optin [never]"), "mode: format");
+	ok(mode_from_name("optin") == VMAMERGE_MODE_OPTIN && mode_from_name("Optin") == -1,
+	   "mode: names");
+}
+
+static void test_json(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_string(f, "a\"b\\c\n\x01 \xc3\xa9 \xff");
+	fclose(f);
+	ok(!strcmp(buf, "\"a\\\"b\\\\c\\u000a\\u0001 \xc3\xa9 \\u00ff\""),
+	   "json: escapes, UTF-8 kept, invalid byte escaped");
+	free(buf);
+}
+
+int main(void)
+{
+	test_header();
+	test_anon_kinds();
+	test_vmflags();
+	test_proc_maps();
+	test_pgoff_visible();
+	test_smaps();
+	test_parse_errors();
+	test_cli();
+	test_numbers();
+	test_features();
+	test_mode();
+	test_json();
+	printf("1..%d\n", passed + failed);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

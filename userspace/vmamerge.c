@@ -1,0 +1,1171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmamerge - control the vmamerge livepatch module: global mode and
+ * features, per-process opt-in, counters, and a look at a process's VMAs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vmamerge.h"	/* module/uapi */
+#include "cli.h"
+#include "maps.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434	/* the same on every architecture */
+#endif
+
+#define VMAMERGE_CLI_VERSION	"0.1"
+
+#define SYSFS_MODULE	"/sys/module/vmamerge"
+#define SYSFS_LIVEPATCH	"/sys/kernel/livepatch/vmamerge"
+#define DEBUGFS_DIR	"/sys/kernel/debug/vmamerge"
+
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+static const char *const counter_names[] = {
+#define VMAMERGE_COUNTER_NAME_(id, name) [VMAMERGE_C_##id] = name,
+	VMAMERGE_COUNTERS(VMAMERGE_COUNTER_NAME_)
+#undef VMAMERGE_COUNTER_NAME_
+};
+
+/* What an errno from an ioctl means depends on what we asked. */
+enum err_ctx {
+	CTX_SELF,	/* own process or global read */
+	CTX_OTHER,	/* another process */
+	CTX_CONFIG,	/* SET_CONFIG */
+};
+
+static void help(FILE *f)
+{
+	fputs(
+"usage: vmamerge COMMAND [OPTIONS]\n"
+"\n"
+"Control the vmamerge livepatch module, which lets more anonymous VMAs merge\n"
+"for processes that opt in (or for all processes in mode 'always').\n"
+"\n"
+"Commands:\n"
+"  status                     module, livepatch, kernel, ABI version, mode,\n"
+"                             features and this process's opt-in state\n"
+"  mode [always|optin|never]  show the global mode, or set it (CAP_SYS_ADMIN)\n"
+"      always  every process; optin  opted-in processes only (default);\n"
+"      never   nobody, whatever was opted in\n"
+"  features [TOKEN...]        show the features, or change them (CAP_SYS_ADMIN);\n"
+"                             tokens apply left to right to the current set:\n"
+"      all | none | NAME | +NAME (enable) | -NAME (disable)\n"
+"      NAME: renumber   (update anonymous pgoffs so VMAs moved by mremap merge)\n"
+"            transplant (merge VMAs with different anon_vmas)\n"
+"  enable -p PID [--no-exec]  opt process PID in; with --no-exec the opt-in\n"
+"                             ends when PID calls execve(), otherwise it is\n"
+"                             kept across execve() too\n"
+"  disable -p PID             opt process PID out\n"
+"  run [--no-exec] [--] CMD [ARG...]\n"
+"                             run CMD opted in.  Without --no-exec: vmamerge\n"
+"                             opts itself in (kept across execve) and execs\n"
+"                             CMD, so CMD and everything it forks or executes\n"
+"                             is opted in.  With --no-exec: the opt-in covers\n"
+"                             CMD and its forks but not the programs CMD\n"
+"                             executes.  vmamerge forks, the child opts in\n"
+"                             (kept across execve) and execs CMD; the parent\n"
+"                             sees the exec succeed and turns the child's\n"
+"                             opt-in into 'ends at execve'.  Caveat: if CMD\n"
+"                             executes a program within that short window,\n"
+"                             the program stays opted in.  The parent waits\n"
+"                             for CMD, forwards SIGTERM/SIGHUP and exits with\n"
+"                             its status (128+N if killed by signal N).\n"
+"                             Exit 127 if CMD is not found, 126 if it cannot\n"
+"                             be executed.\n"
+"  stats [-p PID] [--json]    counters: global ones, or PID's state (opted in,\n"
+"                             exec-keep, active) and its counters\n"
+"  maps -p PID [--json]       list PID's VMAs (from /proc/PID/smaps, or maps)\n"
+"                             and the adjacent private anonymous VMAs that\n"
+"                             are separate although their permissions,\n"
+"                             VmFlags (except sd), names and NUMA policies\n"
+"                             match.  /proc shows no pgoff for anonymous\n"
+"                             VMAs (the offset column is 0), so such a pair\n"
+"                             is reported as 'pgoff or anon_vma'.\n"
+"  help, -h, --help           this text;  --version  versions\n"
+"\n"
+"Options:\n"
+"  -p, --pid PID   the target process (decimal, > 0)\n"
+"  --json          machine-readable output (one JSON object)\n"
+"  --no-exec       the opt-in does not survive execve()\n"
+"\n"
+"Permissions: /dev/vmamerge is normally mode 0666.  Opting yourself in is\n"
+"allowed to anyone; acting on another process needs ptrace rights over it\n"
+"(same user and not restricted by Yama, or CAP_SYS_PTRACE); reading another\n"
+"process's state needs the rights that reading its /proc/PID/smaps needs;\n"
+"changing mode or features needs CAP_SYS_ADMIN.  The ioctl interface works\n"
+"under Secure Boot lockdown; debugfs (" DEBUGFS_DIR ") is only used\n"
+"to read when the device cannot be opened.\n"
+"\n"
+"Loading: 'sudo make install' in the source tree, then 'sudo modprobe vmamerge'.\n"
+"\n"
+"Exit status: 0 success, 1 runtime error, 2 usage error; run: CMD's status.\n",
+	f);
+}
+
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vmamerge: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static bool path_exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st);
+}
+
+static bool module_loaded(void)
+{
+	return path_exists(SYSFS_MODULE);
+}
+
+/*
+ * Read a whole (proc/sys/debugfs) file into a NUL-terminated buffer.
+ * Returns NULL with errno set.
+ */
+static char *read_file(const char *path)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap), *tmp;
+	ssize_t n;
+	int fd, err;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	for (;;) {
+		if (cap - len < 2) {
+			tmp = realloc(buf, cap * 2);
+			if (!tmp) {
+				errno = ENOMEM;
+				goto fail_fd;
+			}
+			buf = tmp;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail_fd;
+		if (!n)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+fail_fd:
+	err = errno;
+	close(fd);
+	errno = err;
+fail:
+	err = errno;
+	free(buf);
+	errno = err;
+	return NULL;
+}
+
+/* First line of a small file, without the newline; NULL on error. */
+static char *read_line(const char *path)
+{
+	char *s = read_file(path);
+
+	if (s)
+		s[strcspn(s, "\n")] = '\0';
+	return s;
+}
+
+static void device_error(int err)
+{
+	if (err == ENOENT && !module_loaded())
+		msg("module not loaded: run 'sudo modprobe vmamerge'");
+	else if (err == ENOENT)
+		msg("%s is missing although the module is loaded (udev rule not installed?)",
+		    VMAMERGE_DEVICE);
+	else if (err == EACCES || err == EPERM)
+		msg("permission denied opening %s (the udev rule installed by 'make install' makes it 0666)",
+		    VMAMERGE_DEVICE);
+	else if (err == ENXIO || err == ENODEV)
+		msg("%s has no driver behind it: module not loaded? run 'sudo modprobe vmamerge'",
+		    VMAMERGE_DEVICE);
+	else
+		msg("cannot open %s: %s", VMAMERGE_DEVICE, strerror(err));
+}
+
+/*
+ * Open the device.  ADVISE needs it open for writing; reads fall back to
+ * O_RDONLY.  Returns the fd or -errno; prints the error unless quiet.
+ */
+static int dev_open(bool need_write, bool quiet)
+{
+	int fd = open(VMAMERGE_DEVICE, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == EACCES && !need_write)
+		fd = open(VMAMERGE_DEVICE, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+
+		if (!quiet)
+			device_error(err);
+		return -err;
+	}
+	return fd;
+}
+
+static void ioctl_error(const char *what, int err, enum err_ctx ctx, pid_t pid)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		if (ctx == CTX_CONFIG)
+			msg("%s: permission denied: changing mode/features needs CAP_SYS_ADMIN",
+			    what);
+		else if (ctx == CTX_OTHER)
+			msg("%s: permission denied: acting on another process needs ptrace rights over it (pid %d)",
+			    what, (int)pid);
+		else
+			msg("%s: permission denied: acting on another process needs ptrace rights over it; changing mode/features needs CAP_SYS_ADMIN",
+			    what);
+		break;
+	case ESRCH:
+		if (pid)
+			msg("%s: no such process: %d", what, (int)pid);
+		else
+			msg("%s: no such process", what);
+		break;
+	case ENOTTY:
+		msg("%s: not supported by the loaded module (ioctl unknown: version mismatch?)",
+		    what);
+		break;
+	case E2BIG:
+		msg("%s: the loaded module is older than this tool (argument struct too large)",
+		    what);
+		break;
+	case EINVAL:
+		msg("%s: invalid argument (module ABI differs from this tool's, version %d?)",
+		    what, VMAMERGE_ABI_VERSION);
+		break;
+	default:
+		msg("%s: %s", what, strerror(err));
+	}
+}
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+static int get_config(int fd, struct vmamerge_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+	return xioctl(fd, VMAMERGE_IOC_GET_CONFIG, cfg);
+}
+
+static int set_config(int fd, __u32 set_mask, __u32 mode, __u32 features)
+{
+	struct vmamerge_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.set_mask = set_mask;
+	cfg.mode = mode;
+	cfg.features = features;
+	return xioctl(fd, VMAMERGE_IOC_SET_CONFIG, &cfg);
+}
+
+/* How to name a process to the module. */
+struct target {
+	__u32 kind;
+	__s32 id;
+	int pidfd;	/* to close, or -1 */
+	pid_t pid;	/* for messages; 0 for self */
+};
+
+static int pidfd_open(pid_t pid)
+{
+	return syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void target_self(struct target *t)
+{
+	t->kind = VMAMERGE_TARGET_SELF;
+	t->id = 0;
+	t->pidfd = -1;
+	t->pid = 0;
+}
+
+/* 0, or -1 after printing why. */
+static int target_open(struct target *t, pid_t pid)
+{
+	int fd = pidfd_open(pid);
+
+	t->pid = pid;
+	t->pidfd = -1;
+	if (fd >= 0) {
+		t->kind = VMAMERGE_TARGET_PIDFD;
+		t->id = fd;
+		t->pidfd = fd;
+		return 0;
+	}
+	if (errno == ENOSYS) {
+		t->kind = VMAMERGE_TARGET_PID;
+		t->id = pid;
+		return 0;
+	}
+	if (errno == ESRCH)
+		msg("no such process: %d", (int)pid);
+	else
+		msg("pidfd_open(%d): %s", (int)pid, strerror(errno));
+	return -1;
+}
+
+static void target_close(struct target *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+}
+
+static int advise(int fd, const struct target *t, __u32 advice, __u64 flags)
+{
+	struct vmamerge_advise a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.target_kind = t->kind;
+	a.target_id = t->id;
+	a.advice = advice;
+	a.flags = flags;
+	return xioctl(fd, VMAMERGE_IOC_ADVISE, &a);
+}
+
+static int query(int fd, const struct target *t, bool global,
+		 struct vmamerge_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->target_kind = t->kind;
+	q->target_id = t->id;
+	q->global = global;
+	return xioctl(fd, VMAMERGE_IOC_QUERY, q);
+}
+
+/* ---- status ---- */
+
+static void print_state_line(FILE *f, const char *label, __u32 state)
+{
+	fprintf(f, "%s%s", label,
+		state & VMAMERGE_STATE_OPTED_IN ? "opted in" : "not opted in");
+	if (state & VMAMERGE_STATE_OPTED_IN)
+		fprintf(f, ", %s",
+			state & VMAMERGE_STATE_EXEC_KEEP ?
+			"kept across execve" : "ends at execve");
+	fprintf(f, ", %s\n",
+		state & VMAMERGE_STATE_ACTIVE ? "active" : "not active");
+}
+
+static void status_livepatch(void)
+{
+	char *en = read_line(SYSFS_LIVEPATCH "/enabled");
+	char *tr = read_line(SYSFS_LIVEPATCH "/transition");
+
+	if (!en) {
+		printf("livepatch:    not registered (%s missing)\n",
+		       SYSFS_LIVEPATCH);
+	} else {
+		printf("livepatch:    %s", !strcmp(en, "1") ? "enabled" :
+		       !strcmp(en, "0") ? "disabled" : en);
+		if (tr && !strcmp(tr, "1"))
+			printf(", transition in progress\n");
+		else if (tr && !strcmp(tr, "0"))
+			printf(", no transition in progress\n");
+		else
+			printf("\n");
+	}
+	free(en);
+	free(tr);
+}
+
+/* Mode and features from debugfs, for when the device is unusable. */
+static int config_from_debugfs(struct vmamerge_config *cfg)
+{
+	char *m = read_file(DEBUGFS_DIR "/mode");
+	char *f = read_file(DEBUGFS_DIR "/features");
+	int mode = m ? debugfs_parse_mode(m) : -1;
+	unsigned int feat = 0;
+	int ret = -1;
+
+	if (mode >= 0 && f && !debugfs_parse_features(f, &feat)) {
+		memset(cfg, 0, sizeof(*cfg));
+		cfg->mode = mode;
+		cfg->features = feat;
+		ret = 0;
+	}
+	free(m);
+	free(f);
+	return ret;
+}
+
+static void status_config(int fd)
+{
+	struct vmamerge_config cfg;
+	struct vmamerge_query q;
+	struct target self;
+	char buf[128];
+	int ret = fd >= 0 ? get_config(fd, &cfg) : fd;
+
+	if (ret && fd >= 0)
+		ioctl_error("get config", -ret, CTX_SELF, 0);
+	if (ret && !config_from_debugfs(&cfg)) {
+		printf("abi version:  unknown (read from %s)\n", DEBUGFS_DIR);
+		ret = 0;
+	} else if (!ret) {
+		printf("abi version:  %u (this tool: %d)%s\n", cfg.abi_version,
+		       VMAMERGE_ABI_VERSION,
+		       cfg.abi_version != VMAMERGE_ABI_VERSION ?
+		       "  MISMATCH" : "");
+	}
+	if (!ret) {
+		format_mode(buf, sizeof(buf), cfg.mode);
+		printf("mode:         %s\n", buf);
+		format_features(buf, sizeof(buf), cfg.features);
+		printf("features:     %s\n", buf);
+	} else {
+		printf("mode:         unknown\nfeatures:     unknown\n");
+	}
+	if (fd < 0) {
+		printf("this process: unknown (%s not usable)\n", VMAMERGE_DEVICE);
+		return;
+	}
+	target_self(&self);
+	ret = query(fd, &self, false, &q);
+	if (ret) {
+		ioctl_error("query", -ret, CTX_SELF, 0);
+		printf("this process: unknown\n");
+		return;
+	}
+	print_state_line(stdout, "this process: ", q.state);
+}
+
+static int cmd_status(void)
+{
+	struct utsname uts;
+	char *ver;
+	int fd;
+
+	if (!uname(&uts))
+		printf("kernel:       %s\n", uts.release);
+	if (!module_loaded()) {
+		printf("module:       not loaded\n");
+		fflush(stdout);
+		msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
+		return EXIT_RUNTIME;
+	}
+	ver = read_line(SYSFS_MODULE "/version");
+	printf("module:       loaded%s%s\n", ver ? ", version " : "",
+	       ver ? ver : "");
+	free(ver);
+	status_livepatch();
+	fd = dev_open(false, true);
+	if (fd < 0) {
+		fflush(stdout);
+		device_error(-fd);
+	}
+	status_config(fd);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? EXIT_RUNTIME : 0;
+}
+
+/* ---- mode, features ---- */
+
+/* Current config via ioctl, else debugfs.  0 or -1 (printed). */
+static int read_config(struct vmamerge_config *cfg)
+{
+	int fd = dev_open(false, true), ret;
+
+	if (fd < 0) {
+		if (!config_from_debugfs(cfg))
+			return 0;
+		device_error(-fd);
+		return -1;
+	}
+	ret = get_config(fd, cfg);
+	close(fd);
+	if (ret) {
+		ioctl_error("get config", -ret, CTX_SELF, 0);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_mode(const struct cli *c)
+{
+	struct vmamerge_config cfg;
+	char buf[128];
+	int fd, ret;
+
+	if (!c->nargs) {
+		if (read_config(&cfg))
+			return EXIT_RUNTIME;
+		format_mode(buf, sizeof(buf), cfg.mode);
+		printf("%s\n", buf);
+		return 0;
+	}
+	fd = dev_open(true, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	ret = set_config(fd, VMAMERGE_CONFIG_SET_MODE,
+			 mode_from_name(c->args[0]), 0);
+	close(fd);
+	if (ret) {
+		ioctl_error("set mode", -ret, CTX_CONFIG, 0);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static int cmd_features(const struct cli *c)
+{
+	struct vmamerge_config cfg;
+	unsigned int mask;
+	char buf[128];
+	int fd, ret;
+
+	if (!c->nargs) {
+		if (read_config(&cfg))
+			return EXIT_RUNTIME;
+		format_features(buf, sizeof(buf), cfg.features);
+		printf("%s\n", buf);
+		return 0;
+	}
+	mask = 0;
+	if (features_apply(&mask, c->nargs, c->args, buf, sizeof(buf))) {
+		msg("unknown feature '%s' (all, none, [+|-]renumber, [+|-]transplant)",
+		    buf);
+		return EXIT_USAGE;
+	}
+	fd = dev_open(true, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	ret = get_config(fd, &cfg);
+	if (ret) {
+		ioctl_error("get config", -ret, CTX_SELF, 0);
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	mask = cfg.features;
+	features_apply(&mask, c->nargs, c->args, buf, sizeof(buf));
+	ret = set_config(fd, VMAMERGE_CONFIG_SET_FEATURES, 0, mask);
+	close(fd);
+	if (ret) {
+		ioctl_error("set features", -ret, CTX_CONFIG, 0);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* ---- enable, disable ---- */
+
+static int cmd_advise(const struct cli *c, __u32 advice)
+{
+	struct target t;
+	int fd, ret;
+
+	fd = dev_open(true, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	if (target_open(&t, c->pid)) {
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	ret = advise(fd, &t, advice,
+		     c->no_exec ? VMAMERGE_ADVISE_F_NO_EXEC : 0);
+	target_close(&t);
+	close(fd);
+	if (ret) {
+		ioctl_error(advice == VMAMERGE_ADVISE_ENABLE ? "enable" : "disable",
+			    -ret, CTX_OTHER, c->pid);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* ---- run ---- */
+
+static int exec_status(int err)
+{
+	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+}
+
+static void exec_error(const char *cmd, int err)
+{
+	if (err == ENOENT)
+		msg("%s: command not found", cmd);
+	else
+		msg("%s: cannot execute: %s", cmd, strerror(err));
+}
+
+static int run_direct(const struct cli *c)
+{
+	struct target self;
+	int fd, ret;
+
+	fd = dev_open(true, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	target_self(&self);
+	ret = advise(fd, &self, VMAMERGE_ADVISE_ENABLE, 0);
+	close(fd);
+	if (ret) {
+		ioctl_error("enable", -ret, CTX_SELF, 0);
+		return EXIT_RUNTIME;
+	}
+	execvp(c->args[0], c->args);
+	ret = errno;
+	exec_error(c->args[0], ret);
+	return exec_status(ret);
+}
+
+/* What the child of "run --no-exec" reports through the exec pipe. */
+struct child_report {
+	int stage;	/* 1: enable failed, 2: exec failed */
+	int err;
+};
+
+static volatile pid_t run_child;
+
+static void forward_signal(int sig)
+{
+	if (run_child > 0)
+		kill(run_child, sig);
+}
+
+static void write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		p += n;
+		len -= n;
+	}
+}
+
+static void __attribute__((noreturn))
+run_child_exec(const struct cli *c, int fd, int report_fd)
+{
+	struct child_report r = { 0, 0 };
+	struct target self;
+	int ret;
+
+	target_self(&self);
+	ret = advise(fd, &self, VMAMERGE_ADVISE_ENABLE, 0);
+	if (ret) {
+		r.stage = 1;
+		r.err = -ret;
+		write_all(report_fd, &r, sizeof(r));
+		_exit(EXIT_RUNTIME);
+	}
+	execvp(c->args[0], c->args);
+	r.stage = 2;
+	r.err = errno;
+	write_all(report_fd, &r, sizeof(r));
+	_exit(exec_status(r.err));
+}
+
+/* Read the child's report; 0 bytes (EOF) means it execed. */
+static ssize_t read_report(int fd, struct child_report *r)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(*r)) {
+		n = read(fd, (char *)r + got, sizeof(*r) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			msg("waitpid: %s", strerror(errno));
+			return EXIT_RUNTIME;
+		}
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_RUNTIME;
+}
+
+/*
+ * The child execed CMD opted in with exec-keep; make its opt-in end at
+ * its next execve.  If re-enabling does not clear exec-keep, disable and
+ * enable again.
+ */
+static void run_drop_exec_keep(int fd, pid_t pid)
+{
+	struct vmamerge_query q;
+	struct target t;
+	int ret;
+
+	if (target_open(&t, pid))
+		return;
+	ret = advise(fd, &t, VMAMERGE_ADVISE_ENABLE, VMAMERGE_ADVISE_F_NO_EXEC);
+	if (!ret && !query(fd, &t, false, &q) &&
+	    (q.state & VMAMERGE_STATE_EXEC_KEEP)) {
+		ret = advise(fd, &t, VMAMERGE_ADVISE_DISABLE, 0);
+		if (!ret)
+			ret = advise(fd, &t, VMAMERGE_ADVISE_ENABLE,
+				     VMAMERGE_ADVISE_F_NO_EXEC);
+	}
+	/* ESRCH: CMD already exited, nothing left to change */
+	if (ret && ret != -ESRCH)
+		ioctl_error("run --no-exec: ending the opt-in at execve",
+			    -ret, CTX_OTHER, pid);
+	target_close(&t);
+}
+
+static int run_no_exec(const struct cli *c)
+{
+	struct sigaction sa;
+	struct child_report r;
+	int fd, pipefd[2], ret;
+	pid_t pid;
+
+	fd = dev_open(true, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		msg("pipe: %s", strerror(errno));
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		msg("fork: %s", strerror(errno));
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	if (!pid) {
+		close(pipefd[0]);
+		run_child_exec(c, fd, pipefd[1]);
+	}
+	run_child = pid;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, NULL);	/* the terminal sends them to CMD */
+	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	close(pipefd[1]);
+	ret = read_report(pipefd[0], &r);
+	close(pipefd[0]);
+	if (ret == sizeof(r)) {
+		wait_child(pid);
+		close(fd);
+		if (r.stage == 1) {
+			ioctl_error("enable", r.err, CTX_SELF, 0);
+			return EXIT_RUNTIME;
+		}
+		exec_error(c->args[0], r.err);
+		return exec_status(r.err);
+	}
+	run_drop_exec_keep(fd, pid);
+	close(fd);
+	return wait_child(pid);
+}
+
+static int cmd_run(const struct cli *c)
+{
+	return c->no_exec ? run_no_exec(c) : run_direct(c);
+}
+
+/* ---- stats ---- */
+
+static const char *counter_name(unsigned int i, char *buf, size_t len)
+{
+	if (i < VMAMERGE_NR_COUNTERS)
+		return counter_names[i];
+	snprintf(buf, len, "counter_%u", i);
+	return buf;
+}
+
+static void stats_text(const struct cli *c, const struct vmamerge_query *q,
+		       unsigned int nr)
+{
+	char buf[32];
+	size_t w = 0, l;
+	unsigned int i;
+
+	if (c->have_pid) {
+		printf("pid %d: ", (int)c->pid);
+		print_state_line(stdout, "", q->state);
+	}
+	for (i = 0; i < nr; i++) {
+		l = strlen(counter_name(i, buf, sizeof(buf)));
+		if (l > w)
+			w = l;
+	}
+	for (i = 0; i < nr; i++)
+		printf("%-*s %llu\n", (int)w, counter_name(i, buf, sizeof(buf)),
+		       (unsigned long long)q->counters[i]);
+}
+
+static const char *json_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
+static void stats_json(const struct cli *c, const struct vmamerge_query *q,
+		       unsigned int nr)
+{
+	char buf[32];
+	unsigned int i;
+
+	if (c->have_pid)
+		printf("{\"pid\": %d, \"state\": {\"opted_in\": %s, \"exec_keep\": %s, \"active\": %s, \"raw\": %u}",
+		       (int)c->pid,
+		       json_bool(q->state & VMAMERGE_STATE_OPTED_IN),
+		       json_bool(q->state & VMAMERGE_STATE_EXEC_KEEP),
+		       json_bool(q->state & VMAMERGE_STATE_ACTIVE), q->state);
+	else
+		printf("{\"pid\": null, \"state\": null");
+	printf(", \"counters\": {");
+	for (i = 0; i < nr; i++) {
+		printf("%s", i ? ", " : "");
+		json_string(stdout, counter_name(i, buf, sizeof(buf)));
+		printf(": %llu", (unsigned long long)q->counters[i]);
+	}
+	printf("}}\n");
+}
+
+/* Global counters from debugfs "name value" lines, into q. */
+static int stats_from_debugfs(struct vmamerge_query *q)
+{
+	char *text = read_file(DEBUGFS_DIR "/stats"), *line, *save = NULL;
+	char name[64];
+	unsigned long long v;
+	unsigned int i;
+
+	if (!text)
+		return -1;
+	memset(q, 0, sizeof(*q));
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%63s %llu", name, &v) != 2)
+			continue;
+		for (i = 0; i < VMAMERGE_NR_COUNTERS; i++)
+			if (!strcmp(name, counter_names[i])) {
+				q->counters[i] = v;
+				if (i + 1 > q->nr_counters)
+					q->nr_counters = i + 1;
+			}
+	}
+	free(text);
+	return q->nr_counters ? 0 : -1;
+}
+
+static int cmd_stats(const struct cli *c)
+{
+	struct vmamerge_query q;
+	struct target t;
+	unsigned int nr;
+	int fd, ret;
+
+	fd = dev_open(false, true);
+	if (fd < 0) {
+		if (c->have_pid || stats_from_debugfs(&q)) {
+			device_error(-fd);
+			return EXIT_RUNTIME;
+		}
+	} else {
+		if (c->have_pid) {
+			if (target_open(&t, c->pid)) {
+				close(fd);
+				return EXIT_RUNTIME;
+			}
+		} else {
+			target_self(&t);
+		}
+		ret = query(fd, &t, !c->have_pid, &q);
+		target_close(&t);
+		close(fd);
+		if (ret) {
+			ioctl_error("query", -ret,
+				    c->have_pid ? CTX_OTHER : CTX_SELF, c->pid);
+			return EXIT_RUNTIME;
+		}
+	}
+	nr = q.nr_counters;
+	if (nr > VMAMERGE_MAX_COUNTERS)
+		nr = VMAMERGE_MAX_COUNTERS;
+	if (c->json)
+		stats_json(c, &q, nr);
+	else
+		stats_text(c, &q, nr);
+	return 0;
+}
+
+/* ---- maps ---- */
+
+static void proc_error(const char *path, int err, pid_t pid)
+{
+	if (err == ENOENT || err == ESRCH)
+		msg("no such process: %d", (int)pid);
+	else if (err == EACCES || err == EPERM)
+		msg("permission denied reading %s (needs ptrace read rights over the process)",
+		    path);
+	else
+		msg("cannot read %s: %s", path, strerror(err));
+}
+
+/* Read smaps (for VmFlags), else maps, and numa_maps if readable. */
+static int maps_load(pid_t pid, struct vma_list *list, char *src, size_t len)
+{
+	char path[64], *text;
+	size_t bad = 0;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	text = read_file(path);
+	if (!text) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		text = read_file(path);
+	}
+	if (!text) {
+		proc_error(path, errno, pid);
+		return -1;
+	}
+	snprintf(src, len, "%s", path);
+	ret = maps_parse(list, text, &bad);
+	free(text);
+	if (ret == -1) {
+		msg("%s: cannot parse line %zu", path, bad);
+		return -1;
+	}
+	if (ret) {
+		msg("out of memory");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)pid);
+	text = read_file(path);
+	if (text) {
+		if (maps_apply_numa(list, text)) {
+			free(text);
+			msg("out of memory");
+			return -1;
+		}
+		free(text);
+	}
+	maps_finish(list);
+	return 0;
+}
+
+static void maps_text(pid_t pid, const char *src, const struct vma_list *l,
+		      const struct vma_pair *pairs, const struct maps_summary *s)
+{
+	const struct vma_info *a, *b;
+	size_t i;
+
+	printf("VMAs of pid %d (from %s; pgoff in pages, '-' = not shown for anonymous VMAs):\n",
+	       (int)pid, src);
+	for (i = 0; i < l->nr; i++) {
+		a = &l->v[i];
+		printf("  %012llx-%012llx %.4s ", a->start, a->end, a->perms);
+		if (a->pgoff_known)
+			printf("%10llx", a->pgoff);
+		else
+			printf("%10s", "-");
+		printf(" %s\n", a->name);
+	}
+	printf("%zu vmas\n", l->nr);
+	printf("Adjacent anonymous pairs that could merge but don't:\n");
+	if (!s->nr_pairs)
+		printf("  none\n");
+	for (i = 0; i < s->nr_pairs; i++) {
+		a = &l->v[pairs[i].a];
+		b = &l->v[pairs[i].b];
+		printf("  %012llx-%012llx + %012llx-%012llx %.4s %s",
+		       a->start, a->end, b->start, b->end, a->perms,
+		       pair_reason_text(pairs[i].reason));
+		if (pairs[i].reason == PAIR_FLAGS)
+			printf(": [%s] vs [%s]", a->vmflags, b->vmflags);
+		else if (pairs[i].reason == PAIR_POLICY)
+			printf(": %s vs %s", a->policy, b->policy);
+		printf("\n");
+	}
+	maps_print_summary(stdout, s, l->anon_pgoff_visible);
+}
+
+static void json_opt_string(const char *s)
+{
+	if (s)
+		json_string(stdout, s);
+	else
+		printf("null");
+}
+
+static void maps_json(pid_t pid, const char *src, const struct vma_list *l,
+		      const struct vma_pair *pairs, const struct maps_summary *s)
+{
+	const struct vma_info *v;
+	unsigned int r;
+	size_t i;
+
+	printf("{\"pid\": %d, \"source\": ", (int)pid);
+	json_string(stdout, src);
+	printf(", \"page_size\": %lu, \"anon_pgoff_visible\": %s, \"vmas\": [",
+	       1UL << l->page_shift, json_bool(l->anon_pgoff_visible));
+	for (i = 0; i < l->nr; i++) {
+		v = &l->v[i];
+		printf("%s\n  {\"start\": \"0x%llx\", \"end\": \"0x%llx\", \"perms\": \"%.4s\", \"pgoff\": ",
+		       i ? "," : "", v->start, v->end, v->perms);
+		if (v->pgoff_known)
+			printf("%llu", v->pgoff);
+		else
+			printf("null");
+		printf(", \"anon\": %s, \"name\": ", json_bool(v->anon));
+		json_string(stdout, v->name);
+		printf(", \"vmflags\": ");
+		json_opt_string(v->vmflags);
+		printf(", \"policy\": ");
+		json_opt_string(v->policy);
+		printf("}");
+	}
+	printf("],\n \"nr_vmas\": %zu, \"pairs\": [", l->nr);
+	for (i = 0; i < s->nr_pairs; i++)
+		printf("%s\n  {\"a\": %zu, \"b\": %zu, \"start\": \"0x%llx\", \"end\": \"0x%llx\", \"reason\": \"%s\", \"candidate\": %s}",
+		       i ? "," : "", pairs[i].a, pairs[i].b,
+		       l->v[pairs[i].a].start, l->v[pairs[i].b].end,
+		       pair_reason_name(pairs[i].reason),
+		       json_bool(pair_reason_is_candidate(pairs[i].reason)));
+	printf("],\n \"summary\": {\"nr_vmas\": %zu, \"adjacent_anon_pairs\": %zu",
+	       s->nr_vmas, s->nr_pairs);
+	for (r = 0; r < PAIR_NR_REASONS; r++)
+		printf(", \"%s\": %zu", pair_reason_name(r), s->by_reason[r]);
+	printf("}}\n");
+}
+
+static int cmd_maps(const struct cli *c)
+{
+	struct vma_list list;
+	struct vma_pair *pairs = NULL;
+	struct maps_summary sum;
+	char src[64];
+	long ps = sysconf(_SC_PAGESIZE);
+	int ret = EXIT_RUNTIME;
+
+	vma_list_init(&list);
+	if (ps > 0)
+		list.page_shift = __builtin_ctzl(ps);
+	if (maps_load(c->pid, &list, src, sizeof(src)))
+		goto out;
+	if (maps_analyze(&list, &pairs, &sum) == (size_t)-1) {
+		msg("out of memory");
+		goto out;
+	}
+	if (c->json)
+		maps_json(c->pid, src, &list, pairs, &sum);
+	else
+		maps_text(c->pid, src, &list, pairs, &sum);
+	ret = 0;
+out:
+	free(pairs);
+	vma_list_free(&list);
+	return ret;
+}
+
+/* ---- main ---- */
+
+static int dispatch(const struct cli *c)
+{
+	switch (c->cmd) {
+	case CMD_HELP:
+		help(stdout);
+		return 0;
+	case CMD_VERSION:
+		printf("vmamerge %s (ABI version %d)\n", VMAMERGE_CLI_VERSION,
+		       VMAMERGE_ABI_VERSION);
+		return 0;
+	case CMD_STATUS:	return cmd_status();
+	case CMD_MODE:		return cmd_mode(c);
+	case CMD_FEATURES:	return cmd_features(c);
+	case CMD_ENABLE:	return cmd_advise(c, VMAMERGE_ADVISE_ENABLE);
+	case CMD_DISABLE:	return cmd_advise(c, VMAMERGE_ADVISE_DISABLE);
+	case CMD_RUN:		return cmd_run(c);
+	case CMD_STATS:		return cmd_stats(c);
+	case CMD_MAPS:		return cmd_maps(c);
+	default:
+		return EXIT_USAGE;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char err[256];
+	struct cli c;
+	int ret;
+
+	if (cli_parse(argc, argv, &c, err, sizeof(err))) {
+		msg("%s", err);
+		fputc('\n', stderr);
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	if (c.help)
+		c.cmd = CMD_HELP;
+	ret = dispatch(&c);
+	if (fflush(stdout) || ferror(stdout)) {
+		msg("write error: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return ret;
+}
