@@ -55,6 +55,24 @@ int vmamerge_set_features(unsigned int features)
 	return 0;
 }
 
+/*
+ * Test hook: make init fail after step N has succeeded (1 counters, 2 the
+ * exec/exit hooks, 3 the control device, 4 debugfs - so 4 fails just
+ * before the livepatch would be enabled), so the test suite can check
+ * that a failed load leaves nothing behind.
+ */
+static int test_fail_init;
+module_param(test_fail_init, int, 0400);
+MODULE_PARM_DESC(test_fail_init, "testing only: fail init after step N (1-4)");
+
+static int vmamerge_injected_failure(int step)
+{
+	if (test_fail_init != step)
+		return 0;
+	pr_info("test_fail_init=%d: failing init on purpose\n", step);
+	return -EAGAIN;
+}
+
 static int __init vmamerge_init(void)
 {
 	int ret;
@@ -62,34 +80,33 @@ static int __init vmamerge_init(void)
 	ret = vmamerge_check_running_build();
 	if (ret)
 		return ret;
-	ret = vmamerge_glue_check();
-	if (ret)
-		return ret;
 	ret = vmamerge_counters_init();
 	if (ret)
 		return ret;
-	ret = vmamerge_optin_init();
+	ret = vmamerge_injected_failure(1) ?: vmamerge_optin_init();
 	if (ret)
 		goto err_counters;
-	ret = vmamerge_control_init();
+	ret = vmamerge_injected_failure(2) ?: vmamerge_control_init();
 	if (ret)
 		goto err_optin;
-	vmamerge_debugfs_init();
+	ret = vmamerge_injected_failure(3) ?: vmamerge_debugfs_init();
+	if (ret)
+		goto err_control;
 	/*
 	 * The livepatch is enabled last: once klp_enable_patch() succeeded
 	 * the livepatch core owns a reference on this module and init must
-	 * not fail any more.  The transition finishes in the background
-	 * (sysfs livepatch/vmamerge/transition).
+	 * not fail any more.
 	 */
-	ret = vmamerge_livepatch_enable();
+	ret = vmamerge_injected_failure(4) ?: vmamerge_livepatch_enable();
 	if (ret)
-		goto err_control;
+		goto err_debugfs;
 	pr_info("loaded for %s, mode %s\n", init_utsname()->release,
 		vmamerge_mode_name(vmamerge_mode));
 	return 0;
 
-err_control:
+err_debugfs:
 	vmamerge_debugfs_exit();
+err_control:
 	vmamerge_control_exit();
 err_optin:
 	vmamerge_optin_exit();

@@ -129,8 +129,6 @@ void vmamerge_debugfs_exit(void);
 
 /* Provided by module/kernel-<series>/: the functions this build replaces. */
 extern struct klp_func vmamerge_glue_funcs[];
-/* The glue's own load-time checks (struct layouts, bit numbers). */
-int vmamerge_glue_check(void);
 
 int vmamerge_livepatch_enable(void);
 

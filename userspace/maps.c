@@ -11,11 +11,17 @@
  * which.  maps_finish() treats the anonymous offsets as real only if some
  * private anonymous VMA shows a non-zero offset (text that did not come
  * from these kernels' /proc, e.g. a future source of anon pgoffs).
+ *
+ * With the module loaded, VMAMERGE_IOC_VMAS supplies what /proc hides:
+ * maps_merge_module() adds the real pgoff and the anon_vma sharing flags
+ * of each VMA, and the pairs are classified exactly (pgoff, anon_vma or
+ * both; "unknown" if neither explains the pair).
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmamerge.h"	/* module/uapi */
 #include "maps.h"
 
 void vma_list_init(struct vma_list *list)
@@ -396,16 +402,75 @@ void maps_finish(struct vma_list *list)
 	}
 }
 
+size_t maps_merge_module(struct vma_list *list, const struct vmamerge_vma *kv,
+			 size_t nr)
+{
+	struct vma_info *vma;
+	size_t i, k = 0, matched = 0;
+
+	/* Both lists are sorted by address and do not overlap. */
+	for (i = 0; i < list->nr; i++) {
+		vma = &list->v[i];
+		vma->mod = false;
+		while (k < nr && kv[k].end <= vma->start)
+			k++;
+		if (k < nr && kv[k].start == vma->start &&
+		    kv[k].end == vma->end) {
+			vma->mod = true;
+			vma->mod_flags = kv[k].flags;
+			vma->vm_flags = kv[k].vm_flags;
+			vma->pgoff = kv[k].pgoff;
+			vma->pgoff_known = true;
+			matched++;
+		}
+	}
+	list->have_mod = true;
+	list->anon_pgoff_visible = true;
+	list->nr_mod_unmatched = list->nr - matched;
+	return matched;
+}
+
 static bool is_special(const char *flags)
 {
 	return vmflags_has(flags, "io") || vmflags_has(flags, "pf") ||
 	       vmflags_has(flags, "mm") || vmflags_has(flags, "de");
 }
 
+/*
+ * With the module's flags for both: exact.  The prev-relative flags of b
+ * describe a only if the module saw them adjacent (it did unless the
+ * layout changed between two VMAMERGE_IOC_VMAS calls).
+ */
+static bool classify_mod(const struct vma_info *a, const struct vma_info *b,
+			 unsigned long long len_pages, struct vma_pair *p)
+{
+	bool pgoff_differs, av_differs;
+
+	if (!a->mod || !b->mod || !(b->mod_flags & VMAMERGE_VMA_ADJACENT_PREV))
+		return false;
+	pgoff_differs = b->pgoff != a->pgoff + len_pages;
+	av_differs = (a->mod_flags & VMAMERGE_VMA_ANON) &&
+		     (b->mod_flags & VMAMERGE_VMA_ANON) &&
+		     !(b->mod_flags & VMAMERGE_VMA_SAME_AV_PREV);
+	p->exact = true;
+	p->different_root = av_differs &&
+			    !(b->mod_flags & VMAMERGE_VMA_SAME_ROOT_PREV);
+	if (pgoff_differs && av_differs)
+		p->reason = PAIR_BOTH;
+	else if (pgoff_differs)
+		p->reason = PAIR_PGOFF;
+	else if (av_differs)
+		p->reason = PAIR_ANON_VMA;
+	else
+		p->reason = PAIR_UNEXPLAINED;
+	return true;
+}
+
 /* Returns false if a and b are not an adjacent anonymous pair at all. */
 static bool classify(const struct vma_list *list, const struct vma_info *a,
-		     const struct vma_info *b, enum pair_reason *reason)
+		     const struct vma_info *b, struct vma_pair *p)
 {
+	enum pair_reason *reason = &p->reason;
 	unsigned long long len_pages;
 
 	if (!a->anon || !b->anon || a->end != b->start ||
@@ -426,11 +491,15 @@ static bool classify(const struct vma_list *list, const struct vma_info *a,
 		*reason = PAIR_POLICY;
 		return true;
 	}
+	len_pages = (a->end - a->start) >> list->page_shift;
+	p->want_pgoff = a->pgoff + len_pages;
+	if (classify_mod(a, b, len_pages, p))
+		return true;
+	p->changed = list->have_mod;
 	if (!a->pgoff_known || !b->pgoff_known) {
 		*reason = PAIR_UNKNOWN;
 		return true;
 	}
-	len_pages = (a->end - a->start) >> list->page_shift;
 	*reason = b->pgoff != a->pgoff + len_pages ? PAIR_PGOFF : PAIR_ANON_VMA;
 	return true;
 }
@@ -438,14 +507,17 @@ static bool classify(const struct vma_list *list, const struct vma_info *a,
 size_t maps_analyze(const struct vma_list *list, struct vma_pair **pairs,
 		    struct maps_summary *sum)
 {
-	struct vma_pair *out = NULL, *tmp;
+	struct vma_pair *out = NULL, *tmp, pair;
 	size_t i, n = 0, cap = 0;
-	enum pair_reason reason;
 
 	memset(sum, 0, sizeof(*sum));
 	sum->nr_vmas = list->nr;
+	sum->have_mod = list->have_mod;
 	for (i = 0; i + 1 < list->nr; i++) {
-		if (!classify(list, &list->v[i], &list->v[i + 1], &reason))
+		memset(&pair, 0, sizeof(pair));
+		pair.a = i;
+		pair.b = i + 1;
+		if (!classify(list, &list->v[i], &list->v[i + 1], &pair))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -457,11 +529,8 @@ size_t maps_analyze(const struct vma_list *list, struct vma_pair **pairs,
 			}
 			out = tmp;
 		}
-		out[n].a = i;
-		out[n].b = i + 1;
-		out[n].reason = reason;
-		n++;
-		sum->by_reason[reason]++;
+		out[n++] = pair;
+		sum->by_reason[pair.reason]++;
 	}
 	sum->nr_pairs = n;
 	*pairs = out;
@@ -477,6 +546,8 @@ const char *pair_reason_name(enum pair_reason r)
 		[PAIR_FLAGS]	= "flags",
 		[PAIR_POLICY]	= "policy",
 		[PAIR_SPECIAL]	= "special",
+		[PAIR_BOTH]	= "pgoff+anon_vma",
+		[PAIR_UNEXPLAINED] = "unknown",
 	};
 
 	return (unsigned int)r < PAIR_NR_REASONS ? names[r] : "?";
@@ -491,6 +562,8 @@ const char *pair_reason_text(enum pair_reason r)
 		[PAIR_FLAGS]	= "flags (VmFlags differ; not a candidate)",
 		[PAIR_POLICY]	= "policy (NUMA policy differs; not a candidate)",
 		[PAIR_SPECIAL]	= "special (VM_IO/PFNMAP/MIXEDMAP/DONTEXPAND; not a candidate)",
+		[PAIR_BOTH]	= "pgoff+anon_vma",
+		[PAIR_UNEXPLAINED] = "unknown (pgoff linear, anon_vma shared or absent: should not happen, please report)",
 	};
 
 	return (unsigned int)r < PAIR_NR_REASONS ? text[r] : "?";
@@ -498,18 +571,57 @@ const char *pair_reason_text(enum pair_reason r)
 
 bool pair_reason_is_candidate(enum pair_reason r)
 {
-	return r == PAIR_PGOFF || r == PAIR_ANON_VMA || r == PAIR_UNKNOWN;
+	return r == PAIR_PGOFF || r == PAIR_ANON_VMA || r == PAIR_UNKNOWN ||
+	       r == PAIR_BOTH;
+}
+
+void maps_format_pair(char *buf, size_t len, const struct vma_pair *p)
+{
+	const char *root = p->different_root ? " (different root)" : "";
+
+	if (!p->exact) {
+		snprintf(buf, len, "%s", p->changed && p->reason == PAIR_UNKNOWN ?
+			 "pgoff or anon_vma (the VMAs changed while being read)" :
+			 pair_reason_text(p->reason));
+		return;
+	}
+	switch (p->reason) {
+	case PAIR_PGOFF:
+		snprintf(buf, len, "pgoff (linear would be %llx)", p->want_pgoff);
+		break;
+	case PAIR_ANON_VMA:
+		snprintf(buf, len, "anon_vma%s", root);
+		break;
+	case PAIR_BOTH:
+		snprintf(buf, len, "pgoff+anon_vma%s (linear pgoff would be %llx)",
+			 root, p->want_pgoff);
+		break;
+	default:
+		snprintf(buf, len, "%s", pair_reason_text(p->reason));
+	}
 }
 
 void maps_print_summary(FILE *f, const struct maps_summary *sum,
 			bool anon_pgoff_visible)
 {
-	fprintf(f, "%zu vmas, %zu adjacent anonymous pairs: %zu differ in pgoff, %zu differ only in anon_vma (probably)",
-		sum->nr_vmas, sum->nr_pairs, sum->by_reason[PAIR_PGOFF],
-		sum->by_reason[PAIR_ANON_VMA]);
-	if (sum->by_reason[PAIR_UNKNOWN] || !anon_pgoff_visible)
-		fprintf(f, ", %zu differ in pgoff or anon_vma (anonymous pgoff not visible in /proc)",
-			sum->by_reason[PAIR_UNKNOWN]);
+	if (sum->have_mod) {
+		fprintf(f, "%zu vmas, %zu adjacent anonymous pairs: %zu differ in pgoff, %zu differ only in anon_vma, %zu differ in both",
+			sum->nr_vmas, sum->nr_pairs, sum->by_reason[PAIR_PGOFF],
+			sum->by_reason[PAIR_ANON_VMA], sum->by_reason[PAIR_BOTH]);
+		if (sum->by_reason[PAIR_UNKNOWN])
+			fprintf(f, ", %zu differ in pgoff or anon_vma (changed while being read)",
+				sum->by_reason[PAIR_UNKNOWN]);
+		if (sum->by_reason[PAIR_UNEXPLAINED])
+			fprintf(f, ", %zu unexplained (unknown)",
+				sum->by_reason[PAIR_UNEXPLAINED]);
+	} else {
+		fprintf(f, "%zu vmas, %zu adjacent anonymous pairs: %zu differ in pgoff, %zu differ only in anon_vma (probably)",
+			sum->nr_vmas, sum->nr_pairs, sum->by_reason[PAIR_PGOFF],
+			sum->by_reason[PAIR_ANON_VMA]);
+		if (sum->by_reason[PAIR_UNKNOWN] || !anon_pgoff_visible)
+			fprintf(f, ", %zu differ in pgoff or anon_vma (anonymous pgoff not visible in /proc)",
+				sum->by_reason[PAIR_UNKNOWN]);
+	}
 	if (sum->by_reason[PAIR_FLAGS])
 		fprintf(f, ", %zu differ in flags", sum->by_reason[PAIR_FLAGS]);
 	if (sum->by_reason[PAIR_POLICY])

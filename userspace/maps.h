@@ -25,6 +25,10 @@ struct vma_info {
 	bool anon;			/* private anonymous (see maps.c) */
 	bool pgoff_known;		/* pgoff below is meaningful */
 	unsigned long long pgoff;	/* in pages */
+	/* From VMAMERGE_IOC_VMAS (maps_merge_module()), if matched: */
+	bool mod;			/* the module reported this VMA */
+	unsigned int mod_flags;		/* VMAMERGE_VMA_* */
+	unsigned long long vm_flags;	/* the kernel's vm_flags */
 };
 
 struct vma_list {
@@ -35,16 +39,26 @@ struct vma_list {
 	bool have_vmflags;		/* parsed text was smaps */
 	bool have_policy;		/* numa_maps was applied */
 	bool anon_pgoff_visible;	/* text shows pgoff of anon VMAs */
+	bool have_mod;			/* maps_merge_module() was applied */
+	size_t nr_mod_unmatched;	/* /proc VMAs the module did not report */
 };
 
-/* Why two adjacent anonymous VMAs with equal permissions are separate. */
+/*
+ * Why two adjacent anonymous VMAs with equal permissions are separate.
+ * With the module's information (pair.exact) PGOFF, ANON_VMA and BOTH are
+ * exact and UNEXPLAINED is possible; from /proc text alone ANON_VMA only
+ * means "pgoff is linear" and UNKNOWN is the usual answer.
+ */
 enum pair_reason {
-	PAIR_PGOFF,		/* pgoff not linear: a renumber candidate */
-	PAIR_ANON_VMA,		/* pgoff linear: anon_vma (probably) */
+	PAIR_PGOFF,		/* pgoff not linear: renumber would fix it */
+	PAIR_ANON_VMA,		/* pgoff linear, anon_vmas differ: transplant */
 	PAIR_UNKNOWN,		/* pgoff or anon_vma: anon pgoff not shown */
 	PAIR_FLAGS,		/* VmFlags differ: not a candidate */
 	PAIR_POLICY,		/* NUMA policy differs: not a candidate */
 	PAIR_SPECIAL,		/* VM_IO/PFNMAP/MIXEDMAP/DONTEXPAND */
+	PAIR_BOTH,		/* pgoff not linear and anon_vmas differ */
+	PAIR_UNEXPLAINED,	/* module: pgoff linear, anon_vma shared or
+				 * absent - should not happen */
 	PAIR_NR_REASONS
 };
 
@@ -52,12 +66,17 @@ struct vma_pair {
 	size_t a;		/* index of the lower VMA */
 	size_t b;		/* index of the next one, b == a + 1 */
 	enum pair_reason reason;
+	bool exact;		/* classified with the module's information */
+	bool different_root;	/* exact, anon_vmas differ, roots differ too */
+	bool changed;		/* module info given but not for this pair */
+	unsigned long long want_pgoff;	/* pgoff b needs to be linear */
 };
 
 struct maps_summary {
 	size_t nr_vmas;
 	size_t nr_pairs;
 	size_t by_reason[PAIR_NR_REASONS];
+	bool have_mod;		/* the list had the module's information */
 };
 
 void vma_list_init(struct vma_list *list);
@@ -80,8 +99,21 @@ int maps_parse(struct vma_list *list, const char *text, size_t *bad_line);
 /* Attach numa_maps policies (matched by start address).  Returns 0/-2. */
 int maps_apply_numa(struct vma_list *list, const char *text);
 
-/* Decide anon_pgoff_visible and fill pgoff/pgoff_known.  Call last. */
+/* Decide anon_pgoff_visible and fill pgoff/pgoff_known. */
 void maps_finish(struct vma_list *list);
+
+struct vmamerge_vma;
+
+/*
+ * Merge what VMAMERGE_IOC_VMAS reported (nr entries in address order)
+ * into a finished list: VMAs are matched by start and end; a matched VMA
+ * gets the real pgoff (pgoff_known), mod_flags and vm_flags.  Sets
+ * have_mod and anon_pgoff_visible.  VMAs that changed between the two
+ * reads stay unmatched (nr_mod_unmatched counts the /proc ones).
+ * Returns the number of matched VMAs.  Call after maps_finish().
+ */
+size_t maps_merge_module(struct vma_list *list, const struct vmamerge_vma *kv,
+			 size_t nr);
 
 /*
  * Find the adjacent anonymous pairs.  *pairs is malloc()ed (may be NULL
@@ -98,6 +130,13 @@ bool anon_names_compatible(const char *a, const char *b);
 const char *pair_reason_name(enum pair_reason r);
 const char *pair_reason_text(enum pair_reason r);
 bool pair_reason_is_candidate(enum pair_reason r);
+
+/*
+ * The reason of one pair as "vmamerge maps" prints it: exact pairs say
+ * "pgoff", "anon_vma", "anon_vma (different root)", "pgoff+anon_vma"...;
+ * others pair_reason_text().
+ */
+void maps_format_pair(char *buf, size_t len, const struct vma_pair *p);
 
 /* One-line summary, as printed by "vmamerge maps". */
 void maps_print_summary(FILE *f, const struct maps_summary *sum,

@@ -4,7 +4,10 @@
  * smaps/numa_maps parsing and analysis, and argument parsing.  TAP output.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include "vmamerge.h"	/* module/uapi */
 #include "cli.h"
 #include "maps.h"
+#include "modvmas.h"
 
 static int passed, failed;
 
@@ -276,6 +280,274 @@ static void test_parse_errors(void)
 	vma_list_free(&l);
 }
 
+/* ---- merging the module's VMA report (VMAMERGE_IOC_VMAS) ---- */
+
+#define KV(s, e, pg, fl) { .start = (s), .end = (e), .pgoff = (pg), \
+			   .vm_flags = 0x100073, .flags = (fl) }
+#define K_ANON	VMAMERGE_VMA_ANON
+#define K_ADJ	VMAMERGE_VMA_ADJACENT_PREV
+#define K_SAME	(VMAMERGE_VMA_SAME_AV_PREV | VMAMERGE_VMA_SAME_ROOT_PREV)
+#define K_ROOT	VMAMERGE_VMA_SAME_ROOT_PREV
+
+/* As /proc shows it (anonymous offsets 0), 16-page VMAs. */
+static const char mod_maps[] =
+	"555555554000-555555556000 r--p 00001000 fe:01 1311                       /usr/bin/cat\n"
+	"7f0000000000-7f0000010000 rw-p 00000000 00:00 0 \n"	/* 0 */
+	"7f0000010000-7f0000020000 rw-p 00000000 00:00 0 \n"	/* 1: pgoff */
+	"7f0000020000-7f0000030000 rw-p 00000000 00:00 0 \n"	/* 2: anon_vma */
+	"7f0000030000-7f0000040000 rw-p 00000000 00:00 0 \n"	/* 3: both */
+	"7f0000040000-7f0000050000 rw-p 00000000 00:00 0 \n"	/* 4: same root */
+	"7f0000050000-7f0000060000 rw-p 00000000 00:00 0 \n"	/* 5: unknown */
+	"7f0000060000-7f0000070000 rw-p 00000000 00:00 0 \n"	/* 6: a no av */
+	"7f0000070000-7f0000080000 rw-p 00000000 00:00 0 \n"	/* 7: pgoff, no av */
+	"7f0000080000-7f0000090000 r--p 00000000 00:00 0 \n"	/* 8: perms */
+	"7f0000090000-7f00000a0000 r--p 00000000 00:00 0 \n"	/* 9: changed */
+	"7f00000a0000-7f00000b0000 r--p 00000000 00:00 0 \n";	/* 10: changed */
+
+static const struct vmamerge_vma mod_kv[] = {
+	KV(0x555555554000ULL, 0x555555556000ULL, 1, VMAMERGE_VMA_FILE),
+	KV(0x7f0000000000ULL, 0x7f0000010000ULL, 0x7f0000000ULL, K_ANON),
+	/* moved by mremap: pgoff jumps, same anon_vma */
+	KV(0x7f0000010000ULL, 0x7f0000020000ULL, 0x100000ULL, K_ANON | K_ADJ | K_SAME),
+	/* linear, own anon_vma (e.g. from a fork) with another root */
+	KV(0x7f0000020000ULL, 0x7f0000030000ULL, 0x100010ULL, K_ANON | K_ADJ),
+	/* pgoff jumps and another anon_vma, same root */
+	KV(0x7f0000030000ULL, 0x7f0000040000ULL, 0x200000ULL, K_ANON | K_ADJ | K_ROOT),
+	/* linear, different anon_vma with the same root */
+	KV(0x7f0000040000ULL, 0x7f0000050000ULL, 0x200010ULL, K_ANON | K_ADJ | K_ROOT),
+	/* linear and the same anon_vma: nothing explains it */
+	KV(0x7f0000050000ULL, 0x7f0000060000ULL, 0x200020ULL, K_ANON | K_ADJ | K_SAME),
+	/* linear, this one has no anon_vma: unknown too */
+	KV(0x7f0000060000ULL, 0x7f0000070000ULL, 0x200030ULL, K_ADJ),
+	/* pgoff jumps, prev has no anon_vma: pgoff only */
+	KV(0x7f0000070000ULL, 0x7f0000080000ULL, 0x300000ULL, K_ANON | K_ADJ),
+	KV(0x7f0000080000ULL, 0x7f0000090000ULL, 0x300010ULL, K_ANON | K_ADJ),
+	/* 9 grew after /proc was read: no match */
+	KV(0x7f0000090000ULL, 0x7f00000a8000ULL, 0x300020ULL, K_ANON | K_ADJ),
+};
+
+static void test_module_merge(void)
+{
+	struct vma_pair *pairs = NULL;
+	struct maps_summary s;
+	struct vma_list l;
+	char *buf = NULL, text[160];
+	size_t n, bad, len = 0;
+	FILE *f;
+
+	vma_list_init(&l);
+	ok(!maps_parse(&l, mod_maps, &bad), "module: parse");
+	maps_finish(&l);
+	n = maps_merge_module(&l, mod_kv, sizeof(mod_kv) / sizeof(mod_kv[0]));
+	ok(n == 10 && l.nr_mod_unmatched == 2 && l.have_mod &&
+	   l.anon_pgoff_visible, "module: 10 matched, 2 changed (got %zu)", n);
+	ok(l.v[1].pgoff_known && l.v[1].pgoff == 0x7f0000000ULL &&
+	   l.v[1].mod && (l.v[1].mod_flags & VMAMERGE_VMA_ANON) &&
+	   l.v[1].vm_flags == 0x100073, "module: real anonymous pgoff, flags");
+	ok(l.v[0].pgoff == 1, "module: file pgoff kept");
+	ok(!l.v[10].mod && !l.v[10].pgoff_known && !l.v[11].mod &&
+	   !l.v[11].pgoff_known, "module: changed VMAs stay unknown");
+	n = maps_analyze(&l, &pairs, &s);
+	ok(n == 9 && s.have_mod, "module: 9 pairs (got %zu)", n);
+	if (n == 9) {
+		ok(pairs[0].reason == PAIR_PGOFF && pairs[0].exact &&
+		   pairs[0].want_pgoff == 0x7f0000010ULL,
+		   "module: pgoff jump, same anon_vma -> pgoff");
+		ok(pairs[1].reason == PAIR_ANON_VMA && pairs[1].different_root,
+		   "module: linear, other anon_vma and root -> anon_vma (different root)");
+		ok(pairs[2].reason == PAIR_BOTH && !pairs[2].different_root,
+		   "module: jump and other anon_vma -> pgoff+anon_vma");
+		ok(pairs[3].reason == PAIR_ANON_VMA && !pairs[3].different_root,
+		   "module: linear, same root -> anon_vma");
+		ok(pairs[4].reason == PAIR_UNEXPLAINED,
+		   "module: linear and same anon_vma -> unknown");
+		ok(pairs[5].reason == PAIR_UNEXPLAINED,
+		   "module: linear, one without anon_vma -> unknown");
+		ok(pairs[6].reason == PAIR_PGOFF,
+		   "module: jump, one without anon_vma -> pgoff");
+		ok(pairs[7].a == 9 && pairs[7].reason == PAIR_UNKNOWN &&
+		   !pairs[7].exact && pairs[7].changed &&
+		   pairs[8].reason == PAIR_UNKNOWN,
+		   "module: rw-p/r--p not a pair; changed VMA -> pgoff or anon_vma");
+		maps_format_pair(text, sizeof(text), &pairs[1]);
+		ok(!strcmp(text, "anon_vma (different root)"), "module: text '%s'", text);
+		maps_format_pair(text, sizeof(text), &pairs[3]);
+		ok(!strcmp(text, "anon_vma"), "module: text '%s'", text);
+		maps_format_pair(text, sizeof(text), &pairs[0]);
+		ok(!strcmp(text, "pgoff (linear would be 7f0000010)"),
+		   "module: text '%s'", text);
+		maps_format_pair(text, sizeof(text), &pairs[2]);
+		ok(!strncmp(text, "pgoff+anon_vma (linear", 22), "module: text '%s'", text);
+		maps_format_pair(text, sizeof(text), &pairs[7]);
+		ok(strstr(text, "changed") != NULL, "module: text '%s'", text);
+	}
+	ok(!strcmp(pair_reason_name(PAIR_BOTH), "pgoff+anon_vma") &&
+	   !strcmp(pair_reason_name(PAIR_UNEXPLAINED), "unknown") &&
+	   pair_reason_is_candidate(PAIR_BOTH) &&
+	   !pair_reason_is_candidate(PAIR_UNEXPLAINED), "module: reason names");
+	f = open_memstream(&buf, &len);
+	maps_print_summary(f, &s, l.anon_pgoff_visible);
+	fclose(f);
+	ok(!strcmp(buf, "12 vmas, 9 adjacent anonymous pairs: 2 differ in pgoff, 2 differ only in anon_vma, 1 differ in both, 2 differ in pgoff or anon_vma (changed while being read), 2 unexplained (unknown)\n"),
+	   "module: summary line");
+	printf("# %s", buf);
+	free(buf);
+	free(pairs);
+	vma_list_free(&l);
+}
+
+/* Exactly what the module reports for an untouched anonymous mmap. */
+static void test_module_single(void)
+{
+	static const char text[] =
+		"7f0000000000-7f0000010000 rw-p 00000000 00:00 0 \n"
+		"7f0000010000-7f0000020000 rw-p 00000000 00:00 0 \n"
+		"7f0000030000-7f0000040000 rw-p 00000000 00:00 0 \n";
+	static const struct vmamerge_vma kv[] = {
+		KV(0x7f0000000000ULL, 0x7f0000010000ULL, 0x7f0000000ULL, K_ANON),
+		KV(0x7f0000010000ULL, 0x7f0000020000ULL, 0x7f0000010ULL, K_ANON | K_ADJ),
+		KV(0x7f0000030000ULL, 0x7f0000040000ULL, 0x7f0000030ULL, K_ANON),
+	};
+	struct vma_pair *pairs = NULL;
+	struct maps_summary s;
+	struct vma_list l;
+	char *buf = NULL;
+	size_t n, bad, len = 0;
+	FILE *f;
+
+	vma_list_init(&l);
+	maps_parse(&l, text, &bad);
+	maps_finish(&l);
+	ok(maps_merge_module(&l, kv, 3) == 3 && !l.nr_mod_unmatched,
+	   "module: all matched");
+	n = maps_analyze(&l, &pairs, &s);
+	ok(n == 1 && pairs[0].reason == PAIR_ANON_VMA && pairs[0].different_root,
+	   "module: no ADJACENT gap pair, linear pair with own anon_vmas");
+	f = open_memstream(&buf, &len);
+	maps_print_summary(f, &s, l.anon_pgoff_visible);
+	fclose(f);
+	ok(!strcmp(buf, "3 vmas, 1 adjacent anonymous pairs: 0 differ in pgoff, 1 differ only in anon_vma, 0 differ in both\n"),
+	   "module: plain summary line");
+	free(buf);
+	free(pairs);
+	vma_list_free(&l);
+	/* Without ADJACENT_PREV the prev-relative flags say nothing. */
+	vma_list_init(&l);
+	maps_parse(&l, text, &bad);
+	maps_finish(&l);
+	{
+		struct vmamerge_vma kv2[3];
+
+		memcpy(kv2, kv, sizeof(kv2));
+		kv2[1].flags = K_ANON;
+		maps_merge_module(&l, kv2, 3);
+	}
+	n = maps_analyze(&l, &pairs, &s);
+	ok(n == 1 && !pairs[0].exact && pairs[0].reason == PAIR_ANON_VMA,
+	   "module: not adjacent for the module -> not exact, from pgoff only");
+	free(pairs);
+	vma_list_free(&l);
+	vma_list_init(&l);
+	maps_parse(&l, text, &bad);
+	maps_finish(&l);
+	ok(maps_merge_module(&l, NULL, 0) == 0 && l.nr_mod_unmatched == 3,
+	   "module: empty report matches nothing");
+	vma_list_free(&l);
+}
+
+/* A fake module: serves fake_kv[] in batches, as vma_report.c does. */
+struct fake {
+	const struct vmamerge_vma *kv;
+	size_t nr;
+	int calls;
+	int err;		/* fail with this on call fail_at */
+	int fail_at;
+	bool bad_args;
+};
+
+static int fake_ioctl(void *ctx, struct vmamerge_vmas *arg)
+{
+	struct fake *f = ctx;
+	struct vmamerge_vma *out = (struct vmamerge_vma *)(uintptr_t)arg->vmas_ptr;
+	size_t i;
+	__u32 n = 0;
+
+	f->calls++;
+	if (f->err && f->calls == f->fail_at)
+		return -f->err;
+	if (arg->size != sizeof(*arg) || arg->vma_size != sizeof(*out) ||
+	    arg->target_kind != VMAMERGE_TARGET_PID || arg->target_id != 42 ||
+	    arg->reserved0 || arg->reserved[0] || arg->reserved[1] ||
+	    arg->nr > VMAMERGE_VMAS_MAX)
+		f->bad_args = true;
+	for (i = 0; i < f->nr && n < arg->nr; i++)
+		if (f->kv[i].end > arg->addr)
+			out[n++] = f->kv[i];
+	arg->nr = n;
+	return 0;
+}
+
+static void test_modvmas_fetch(void)
+{
+	struct fake f = { mod_kv, sizeof(mod_kv) / sizeof(mod_kv[0]), 0, 0, 0, false };
+	struct vmamerge_vma *v = NULL;
+	size_t nr = 0;
+	int ret;
+
+	ret = modvmas_fetch(fake_ioctl, &f, VMAMERGE_TARGET_PID, 42, 4, &v, &nr);
+	ok(!ret && nr == f.nr && !f.bad_args && f.calls == 3 &&
+	   !memcmp(v, mod_kv, sizeof(mod_kv)),
+	   "fetch: 11 VMAs in batches of 4: 3 calls (got %d, %zu)", f.calls, nr);
+	free(v);
+	f.calls = 0;
+	f.nr = 8;
+	ret = modvmas_fetch(fake_ioctl, &f, VMAMERGE_TARGET_PID, 42, 4, &v, &nr);
+	ok(!ret && nr == 8 && f.calls == 3,
+	   "fetch: exact multiple: one more call that returns 0");
+	free(v);
+	f.calls = 0;
+	f.nr = 0;
+	ret = modvmas_fetch(fake_ioctl, &f, VMAMERGE_TARGET_PID, 42, 0, &v, &nr);
+	ok(!ret && nr == 0 && !v && f.calls == 1, "fetch: no VMAs");
+	f.calls = 0;
+	f.nr = 11;
+	f.err = EPERM;
+	f.fail_at = 2;
+	ret = modvmas_fetch(fake_ioctl, &f, VMAMERGE_TARGET_PID, 42, 4, &v, &nr);
+	ok(ret == -EPERM && !v && !nr, "fetch: error on the second call");
+	f.calls = 0;
+	f.err = ENOTTY;
+	f.fail_at = 1;
+	ret = modvmas_fetch(fake_ioctl, &f, VMAMERGE_TARGET_PID, 42, 0, &v, &nr);
+	ok(ret == -ENOTTY, "fetch: ENOTTY passed on");
+	{
+		static const struct vmamerge_vma unsorted[] = {
+			KV(0x2000, 0x3000, 2, K_ANON),
+			KV(0x1000, 0x2000, 1, K_ANON),
+		};
+		struct fake u = { unsorted, 2, 0, 0, 0, false };
+
+		ret = modvmas_fetch(fake_ioctl, &u, VMAMERGE_TARGET_PID, 42, 0, &v, &nr);
+		ok(ret == -EIO, "fetch: out-of-order answer -> EIO");
+	}
+}
+
+/* The real path, without the module: no device, and a device without it. */
+static void test_modvmas_load(void)
+{
+	struct vmamerge_vma *v = NULL;
+	bool open_failed = false;
+	size_t nr = 1;
+	int ret;
+
+	ret = modvmas_load("/nonexistent/vmamerge", getpid(), &v, &nr, &open_failed);
+	ok(ret == -ENOENT && open_failed && !v && !nr,
+	   "load: no device -> ENOENT (got %d)", ret);
+	ret = modvmas_load("/dev/null", getpid(), &v, &nr, &open_failed);
+	ok(ret == -ENOTTY && !open_failed && !v && !nr,
+	   "load: device without VMAMERGE_IOC_VMAS -> ENOTTY (got %d)", ret);
+}
+
 /* ---- argument parsing ---- */
 
 static int parse(struct cli *c, const char *line)
@@ -419,6 +691,10 @@ int main(void)
 	test_pgoff_visible();
 	test_smaps();
 	test_parse_errors();
+	test_module_merge();
+	test_module_single();
+	test_modvmas_fetch();
+	test_modvmas_load();
 	test_cli();
 	test_numbers();
 	test_features();

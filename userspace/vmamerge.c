@@ -21,6 +21,7 @@
 #include "vmamerge.h"	/* module/uapi */
 #include "cli.h"
 #include "maps.h"
+#include "modvmas.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434	/* the same on every architecture */
@@ -93,9 +94,17 @@ static void help(FILE *f)
 "                             and the adjacent private anonymous VMAs that\n"
 "                             are separate although their permissions,\n"
 "                             VmFlags (except sd), names and NUMA policies\n"
-"                             match.  /proc shows no pgoff for anonymous\n"
-"                             VMAs (the offset column is 0), so such a pair\n"
-"                             is reported as 'pgoff or anon_vma'.\n"
+"                             match.  With the module loaded, its VMA report\n"
+"                             adds the real pgoff of anonymous VMAs and\n"
+"                             whether neighbours share an anon_vma, and each\n"
+"                             such pair is classified exactly: 'pgoff' (not\n"
+"                             linear; renumber fixes it), 'anon_vma' (their\n"
+"                             anon_vmas differ; transplant fixes it),\n"
+"                             'pgoff+anon_vma' (both) or 'unknown' (neither\n"
+"                             explains it; please report).  Without the\n"
+"                             module only /proc is read, which shows no\n"
+"                             pgoff for anonymous VMAs (the offset column is\n"
+"                             0), so such a pair is 'pgoff or anon_vma'.\n"
 "  help, -h, --help           this text;  --version  versions\n"
 "\n"
 "Options:\n"
@@ -1009,14 +1018,60 @@ static int maps_load(pid_t pid, struct vma_list *list, char *src, size_t len)
 	return 0;
 }
 
-static void maps_text(pid_t pid, const char *src, const struct vma_list *l,
-		      const struct vma_pair *pairs, const struct maps_summary *s)
+/*
+ * What the module could add to /proc: the VMAs as it sees them, merged
+ * into list, or why not (note, for the output).  Errors other than "no
+ * module" and "module too old" are printed; the /proc analysis goes on.
+ */
+static void maps_from_module(pid_t pid, struct vma_list *list, char *note,
+			     size_t len)
+{
+	struct vmamerge_vma *kv;
+	bool open_failed;
+	size_t nr;
+	int ret;
+
+	ret = modvmas_load(VMAMERGE_DEVICE, pid, &kv, &nr, &open_failed);
+	if (!ret) {
+		maps_merge_module(list, kv, nr);
+		free(kv);
+		note[0] = '\0';
+		return;
+	}
+	if (open_failed && (ret == -ENOENT || ret == -ENXIO || ret == -ENODEV) &&
+	    !module_loaded()) {
+		snprintf(note, len, "module not loaded");
+		return;
+	}
+	if (ret == -ENOTTY) {
+		snprintf(note, len, "the loaded module predates the VMA report");
+		return;
+	}
+	if (open_failed)
+		device_error(-ret);
+	else if (ret == -ENOMEM)
+		msg("VMA report: out of memory");
+	else if (ret == -EIO)
+		msg("VMA report: the module's answer makes no sense (ABI mismatch?)");
+	else
+		ioctl_error("VMA report", -ret, CTX_OTHER, pid);
+	snprintf(note, len, "the module's VMA report failed");
+}
+
+static void maps_text(pid_t pid, const char *src, const char *note,
+		      const struct vma_list *l, const struct vma_pair *pairs,
+		      const struct maps_summary *s)
 {
 	const struct vma_info *a, *b;
+	char buf[160];
 	size_t i;
 
-	printf("VMAs of pid %d (from %s; pgoff in pages, '-' = not shown for anonymous VMAs):\n",
-	       (int)pid, src);
+	if (l->have_mod)
+		printf("VMAs of pid %d (from %s and the module; pgoff in pages):\n",
+		       (int)pid, src);
+	else
+		printf("VMAs of pid %d (from %s; pgoff in pages, '-' = not shown for anonymous VMAs):\n",
+		       (int)pid, src);
 	for (i = 0; i < l->nr; i++) {
 		a = &l->v[i];
 		printf("  %012llx-%012llx %.4s ", a->start, a->end, a->perms);
@@ -1033,16 +1088,25 @@ static void maps_text(pid_t pid, const char *src, const struct vma_list *l,
 	for (i = 0; i < s->nr_pairs; i++) {
 		a = &l->v[pairs[i].a];
 		b = &l->v[pairs[i].b];
+		maps_format_pair(buf, sizeof(buf), &pairs[i]);
 		printf("  %012llx-%012llx + %012llx-%012llx %.4s %s",
-		       a->start, a->end, b->start, b->end, a->perms,
-		       pair_reason_text(pairs[i].reason));
+		       a->start, a->end, b->start, b->end, a->perms, buf);
 		if (pairs[i].reason == PAIR_FLAGS)
 			printf(": [%s] vs [%s]", a->vmflags, b->vmflags);
 		else if (pairs[i].reason == PAIR_POLICY)
 			printf(": %s vs %s", a->policy, b->policy);
+		else if (pairs[i].reason == PAIR_UNEXPLAINED)
+			printf(": vm_flags %#llx vs %#llx, flags %#x vs %#x",
+			       a->vm_flags, b->vm_flags, a->mod_flags,
+			       b->mod_flags);
 		printf("\n");
 	}
 	maps_print_summary(stdout, s, l->anon_pgoff_visible);
+	if (l->have_mod && l->nr_mod_unmatched)
+		printf("(%zu VMAs changed between reading %s and the module's report: their pgoff and anon_vma are not shown)\n",
+		       l->nr_mod_unmatched, src);
+	if (note[0])
+		printf("(%s: pgoff and anon_vma not visible)\n", note);
 }
 
 static void json_opt_string(const char *s)
@@ -1053,15 +1117,27 @@ static void json_opt_string(const char *s)
 		printf("null");
 }
 
-static void maps_json(pid_t pid, const char *src, const struct vma_list *l,
-		      const struct vma_pair *pairs, const struct maps_summary *s)
+/* A VMAMERGE_VMA_* flag of v as true/false, or null if not reported. */
+static const char *json_mod_flag(const struct vma_info *v, unsigned int flag)
 {
+	return v->mod ? json_bool(v->mod_flags & flag) : "null";
+}
+
+static void maps_json(pid_t pid, const char *src, const char *note,
+		      const struct vma_list *l, const struct vma_pair *pairs,
+		      const struct maps_summary *s)
+{
+	const struct vma_pair *p;
 	const struct vma_info *v;
 	unsigned int r;
 	size_t i;
 
 	printf("{\"pid\": %d, \"source\": ", (int)pid);
 	json_string(stdout, src);
+	printf(", \"module_info\": %s, \"module_note\": ",
+	       json_bool(l->have_mod));
+	json_opt_string(note[0] ? note : NULL);
+	printf(", \"vmas_changed\": %zu", l->nr_mod_unmatched);
 	printf(", \"page_size\": %lu, \"anon_pgoff_visible\": %s, \"vmas\": [",
 	       1UL << l->page_shift, json_bool(l->anon_pgoff_visible));
 	for (i = 0; i < l->nr; i++) {
@@ -1078,15 +1154,28 @@ static void maps_json(pid_t pid, const char *src, const struct vma_list *l,
 		json_opt_string(v->vmflags);
 		printf(", \"policy\": ");
 		json_opt_string(v->policy);
+		printf(", \"anon_vma\": %s, \"same_anon_vma_prev\": %s, \"same_anon_vma_root_prev\": %s, \"vm_flags\": ",
+		       json_mod_flag(v, VMAMERGE_VMA_ANON),
+		       json_mod_flag(v, VMAMERGE_VMA_SAME_AV_PREV),
+		       json_mod_flag(v, VMAMERGE_VMA_SAME_ROOT_PREV));
+		if (v->mod)
+			printf("\"0x%llx\"", v->vm_flags);
+		else
+			printf("null");
 		printf("}");
 	}
 	printf("],\n \"nr_vmas\": %zu, \"pairs\": [", l->nr);
-	for (i = 0; i < s->nr_pairs; i++)
-		printf("%s\n  {\"a\": %zu, \"b\": %zu, \"start\": \"0x%llx\", \"end\": \"0x%llx\", \"reason\": \"%s\", \"candidate\": %s}",
-		       i ? "," : "", pairs[i].a, pairs[i].b,
-		       l->v[pairs[i].a].start, l->v[pairs[i].b].end,
-		       pair_reason_name(pairs[i].reason),
-		       json_bool(pair_reason_is_candidate(pairs[i].reason)));
+	for (i = 0; i < s->nr_pairs; i++) {
+		p = &pairs[i];
+		printf("%s\n  {\"a\": %zu, \"b\": %zu, \"start\": \"0x%llx\", \"end\": \"0x%llx\", \"reason\": \"%s\", \"exact\": %s, \"different_root\": %s, \"candidate\": %s}",
+		       i ? "," : "", p->a, p->b,
+		       l->v[p->a].start, l->v[p->b].end,
+		       pair_reason_name(p->reason), json_bool(p->exact),
+		       p->exact && (p->reason == PAIR_ANON_VMA ||
+				    p->reason == PAIR_BOTH) ?
+		       json_bool(p->different_root) : "null",
+		       json_bool(pair_reason_is_candidate(p->reason)));
+	}
 	printf("],\n \"summary\": {\"nr_vmas\": %zu, \"adjacent_anon_pairs\": %zu",
 	       s->nr_vmas, s->nr_pairs);
 	for (r = 0; r < PAIR_NR_REASONS; r++)
@@ -1099,7 +1188,7 @@ static int cmd_maps(const struct cli *c)
 	struct vma_list list;
 	struct vma_pair *pairs = NULL;
 	struct maps_summary sum;
-	char src[64];
+	char src[64], note[64];
 	long ps = sysconf(_SC_PAGESIZE);
 	int ret = EXIT_RUNTIME;
 
@@ -1108,14 +1197,15 @@ static int cmd_maps(const struct cli *c)
 		list.page_shift = __builtin_ctzl(ps);
 	if (maps_load(c->pid, &list, src, sizeof(src)))
 		goto out;
+	maps_from_module(c->pid, &list, note, sizeof(note));
 	if (maps_analyze(&list, &pairs, &sum) == (size_t)-1) {
 		msg("out of memory");
 		goto out;
 	}
 	if (c->json)
-		maps_json(c->pid, src, &list, pairs, &sum);
+		maps_json(c->pid, src, note, &list, pairs, &sum);
 	else
-		maps_text(c->pid, src, &list, pairs, &sum);
+		maps_text(c->pid, src, note, &list, pairs, &sum);
 	ret = 0;
 out:
 	free(pairs);

@@ -65,8 +65,3 @@ struct klp_func vmamerge_glue_funcs[] = {
 	},
 	{ }
 };
-
-int vmamerge_glue_check(void)
-{
-	return 0;
-}

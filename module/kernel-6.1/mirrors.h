@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmamerge: the livepatch replacements for Debian's 6.1 kernel
+ * (6.1.0-56-amd64, 6.1.192-2) that mirror stock merge functions.
+ *
+ * Each one has exactly the type of the function it replaces (checked at
+ * compile time against the kernel's declaration) and behaves exactly as
+ * the stock function, except that for an mm that vmamerge_mm_active()
+ * selects it consults the merge decision point:
+ *
+ *   vmamerge_merge_prepare(&m) is called once before the stock merge
+ *   decision, after the stock code's up-front rejection of special
+ *   (VM_SPECIAL) mappings; vmamerge_merge_done(&m, merged) follows once
+ *   with the merged VMA, or NULL when no merge happened (including errors).
+ *
+ *   The decision point may re-home the range before the stock logic runs
+ *   (renumber/transplant); it then updates m->anon_vma and m->pgoff, which
+ *   the mirror hands to the stock logic in place of the caller's values.
+ *   No other field of @m is read back.
+ *
+ *   In vmamerge_merge_done() after a successful merge, m->vma and m->next
+ *   may point to VMAs the merge removed (freed): only @merged may be used.
+ *
+ * Called with mmap_lock held for writing, as the stock functions are.
+ */
+#ifndef _VMAMERGE_KERNEL_6_1_MIRRORS_H
+#define _VMAMERGE_KERNEL_6_1_MIRRORS_H
+
+#include <linux/mm_types.h>
+
+/* vma_merge.c: replaces vma_merge() of mm/mmap.c. */
+struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
+			struct vm_area_struct *prev, unsigned long addr,
+			unsigned long end, unsigned long vm_flags,
+			struct anon_vma *anon_vma, struct file *file,
+			pgoff_t pgoff, struct mempolicy *policy,
+			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
+			struct anon_vma_name *anon_name);
+
+#endif /* _VMAMERGE_KERNEL_6_1_MIRRORS_H */
