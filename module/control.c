@@ -19,6 +19,7 @@
 #include <linux/kernel.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
+#include <linux/file.h>
 #include <linux/uaccess.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
@@ -84,11 +85,30 @@ int vmamerge_check_target(u32 kind, s32 id)
 	return -EINVAL;
 }
 
+/*
+ * The pid behind a pidfd: -EBADF when @fd is not an open file, -EINVAL
+ * when it is open but not a pidfd (pidfd_get_pid() says -EBADF for both).
+ */
+static struct pid *vmamerge_pidfd_get_pid(int fd)
+{
+	unsigned int f_flags;
+	struct file *file;
+	struct pid *pid;
+
+	file = fget(fd);
+	if (!file)
+		return ERR_PTR(-EBADF);
+	fput(file);
+	pid = pidfd_get_pid(fd, &f_flags);
+	if (pid == ERR_PTR(-EBADF))
+		return ERR_PTR(-EINVAL);
+	return pid;
+}
+
 /* Resolve a validated target to a task reference (put_task_struct it). */
 static struct task_struct *vmamerge_get_task(u32 kind, s32 id)
 {
 	struct task_struct *task;
-	unsigned int f_flags;
 	struct pid *pid;
 
 	if (kind == VMAMERGE_TARGET_SELF) {
@@ -98,7 +118,7 @@ static struct task_struct *vmamerge_get_task(u32 kind, s32 id)
 	if (kind == VMAMERGE_TARGET_PID)
 		pid = find_get_pid(id);
 	else
-		pid = pidfd_get_pid(id, &f_flags);
+		pid = vmamerge_pidfd_get_pid(id);
 	if (IS_ERR(pid))
 		return ERR_CAST(pid);
 	if (!pid)

@@ -1,0 +1,467 @@
+#!/bin/sh
+# vmamerge guest test suite.  Runs as root inside the QEMU busybox guest
+# (busybox sh only).  The test binaries live next to this script.
+#
+#   module  /lib/vmamerge/vmamerge.ko   (VMAMERGE_KO overrides)
+#   CLI     /bin/vmamerge               (VMAMERGE_CLI; CLI tests skipped if absent)
+#   env     KREL (informational), VMAMERGE_CYCLES (50), VMAMERGE_SEEDS
+#           ("1 2 3 4 5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
+#           VMAMERGE_CYCLE_BUDGET_S (1200)
+#
+# Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
+# and "GUEST-RESULT: P passed, F failed" (skips count as passed).
+#
+# Order: differential baseline without the module; load; ioctl, debugfs,
+# inheritance and CLI tests; differential runs with the module (features
+# off, features on, mode always); unload; load/churn/unload cycles; dmesg.
+#
+# Errnos the programs assert (module side must match):
+#   EINVAL  unknown advice/kind/flags/mode/feature/set_mask/global, reserved
+#           != 0, size < VER0, SELF with target_id != 0, fd that is not a
+#           pidfd, process without mm (kernel thread), GET_CONFIG with
+#           set_mask != 0, malformed debugfs writes
+#   E2BIG   size > 4096, nonzero bytes beyond the known struct
+#   ESRCH   no such pid, exited process (zombie or reaped), by pid or pidfd
+#           (pid <= 0: EINVAL or ESRCH)
+#   EBADF   pidfd that is not an open fd; ADVISE/SET_CONFIG on O_RDONLY fd
+#   EPERM   no ptrace rights over the target; SET_CONFIG without
+#           CAP_SYS_ADMIN
+#   ENOTTY  unknown ioctl command
+
+DIR=$(cd "$(dirname "$0")" && pwd)
+KO=${VMAMERGE_KO:-/lib/vmamerge/vmamerge.ko}
+CLI=${VMAMERGE_CLI:-/bin/vmamerge}
+CYCLES=${VMAMERGE_CYCLES:-50}
+SEEDS=${VMAMERGE_SEEDS:-"1 2 3 4 5"}
+NOPS=${VMAMERGE_NOPS:-300}
+CHURN_MS=${VMAMERGE_CHURN_MS:-300}
+BUDGET_S=${VMAMERGE_CYCLE_BUDGET_S:-1200}
+LP=/sys/kernel/livepatch/vmamerge
+DBG=/sys/kernel/debug/vmamerge
+W="$DIR/t_wait"
+SPLAT='WARNING: CPU:|WARNING: possible|WARNING: suspicious|WARNING: inconsistent|WARNING: bad unlock|WARNING: held lock|WARNING: lock held|WARNING: Nested lock|BUG:|Oops|general protection|Call Trace|RIP:|kernel BUG|KASAN|UBSAN|circular locking|INFO: task .* blocked|detected stall|cut here|Unable to handle|livepatch: .*failed'
+
+N=0
+P=0
+F=0
+S=0
+
+# ---- TAP ----
+
+diag() {
+	echo "# $*"
+}
+
+# tap STATUS DESC [DIAG...]: STATUS 0 is a pass
+tap() {
+	N=$((N + 1))
+	if [ "$1" -eq 0 ]; then
+		P=$((P + 1))
+		echo "ok $N - $2"
+	else
+		F=$((F + 1))
+		echo "not ok $N - $2"
+		shift 2
+		for _l in "$@"; do
+			[ -n "$_l" ] && printf '%s\n' "$_l" | sed 's/^/# /'
+		done
+	fi
+	return 0
+}
+
+skip() {
+	N=$((N + 1))
+	P=$((P + 1))
+	S=$((S + 1))
+	echo "ok $N - $1 # SKIP $2"
+}
+
+# emit FILE RC NAME: renumber a program's "ok - "/"not ok - " lines
+emit() {
+	_nf=0
+	_nr=0
+	while IFS= read -r _l; do
+		case "$_l" in
+		"ok - "*)
+			N=$((N + 1))
+			P=$((P + 1))
+			_nr=$((_nr + 1))
+			case "$_l" in *"# SKIP"*) S=$((S + 1)) ;; esac
+			echo "ok $N - ${_l#ok - }"
+			;;
+		"not ok - "*)
+			N=$((N + 1))
+			F=$((F + 1))
+			_nr=$((_nr + 1))
+			_nf=$((_nf + 1))
+			echo "not ok $N - ${_l#not ok - }"
+			;;
+		"#"*)
+			echo "$_l"
+			;;
+		*)
+			echo "# $_l"
+			;;
+		esac
+	done < "$1"
+	if [ "$2" -ne 0 ] && [ "$_nf" -eq 0 ]; then
+		tap 1 "$3: exited with status $2 without a failed test"
+	elif [ "$_nr" -eq 0 ]; then
+		tap 1 "$3: printed no results"
+	fi
+}
+
+# run PROG ARGS...: run a test program and renumber its TAP lines
+run() {
+	_name=$1
+	shift
+	"$DIR/$_name" "$@" > "$TMP/out" 2>&1
+	_rc=$?
+	emit "$TMP/out" "$_rc" "$_name $*"
+	return "$_rc"
+}
+
+# wr VALUE FILE: write VALUE and a newline; WR_ERR holds the shell's error
+wr() {
+	WR_ERR=$( (printf '%s\n' "$1" > "$2") 2>&1 )
+}
+
+# ---- module ----
+
+load() {
+	LOAD_ERR=
+	if ! _o=$(insmod "$KO" 2>&1); then
+		LOAD_ERR="insmod: $_o"
+		return 1
+	fi
+	if ! _o=$("$W" value "$LP/transition" 0 60000); then
+		LOAD_ERR="transition: $_o"
+		return 1
+	fi
+	_e=$(cat "$LP/enabled" 2>&1)
+	if [ "$_e" != 1 ]; then
+		LOAD_ERR="$LP/enabled reads '$_e'"
+		return 1
+	fi
+	return 0
+}
+
+unload() {
+	UNLOAD_ERR=
+	if [ -e "$LP/enabled" ] && [ "$(cat "$LP/enabled")" = 1 ]; then
+		if ! wr 0 "$LP/enabled"; then
+			UNLOAD_ERR="echo 0 > $LP/enabled: $WR_ERR"
+			return 1
+		fi
+	fi
+	if ! _o=$("$W" gone "$LP" 60000); then
+		UNLOAD_ERR="livepatch did not go away: $_o (transition $(cat "$LP/transition" 2>&1))"
+		return 1
+	fi
+	if ! _o=$("$W" value /sys/module/vmamerge/refcnt 0 30000); then
+		UNLOAD_ERR="module still referenced: $_o"
+		return 1
+	fi
+	if ! _o=$(rmmod vmamerge 2>&1); then
+		UNLOAD_ERR="rmmod: $_o"
+		return 1
+	fi
+	if ! _o=$("$W" gone /sys/module/vmamerge 10000); then
+		UNLOAD_ERR="after rmmod: $_o"
+		return 1
+	fi
+	return 0
+}
+
+splats() {
+	dmesg 2>/dev/null | grep -E "$SPLAT"
+}
+
+# ---- differential ----
+
+# diffcmp BASE NEW DESC
+diffcmp() {
+	if cmp -s "$1" "$2"; then
+		tap 0 "$3"
+	else
+		tap 1 "$3" "$(diff -u "$1" "$2" 2>&1 | head -30)"
+	fi
+}
+
+diff_baseline() {
+	for _s in $SEEDS; do
+		run t_diff -n "$NOPS" -m "$TMP/base.$_s" "$_s"
+	done
+	_s=${SEEDS%% *}
+	run t_diff -n "$NOPS" -m "$TMP/again.$_s" "$_s"
+	diffcmp "$TMP/base.$_s" "$TMP/again.$_s" \
+		"differential: seed $_s gives the same VMAs twice without the module"
+}
+
+diff_loaded() {
+	if wr none "$DBG/features" && [ "$(cat "$DBG/features")" = "renumber transplant" ]; then
+		tap 0 "differential: features off through debugfs"
+	else
+		tap 1 "differential: features off through debugfs" "$WR_ERR" \
+			"features: $(cat "$DBG/features" 2>&1)"
+	fi
+	for _s in $SEEDS; do
+		run t_diff -o -n "$NOPS" -m "$TMP/off.$_s" "$_s"
+		diffcmp "$TMP/base.$_s" "$TMP/off.$_s" \
+			"differential seed $_s: opted in, features off == no module"
+	done
+	wr all "$DBG/features"
+	for _s in $SEEDS; do
+		run t_diff -o -n "$NOPS" -m "$TMP/on.$_s" "$_s"
+		diffcmp "$TMP/base.$_s" "$TMP/on.$_s" \
+			"differential seed $_s: opted in, features on == no module (milestone 1)"
+	done
+	_s=${SEEDS%% *}
+	wr always "$DBG/mode"
+	run t_diff -n "$NOPS" -m "$TMP/always.$_s" "$_s"
+	diffcmp "$TMP/base.$_s" "$TMP/always.$_s" \
+		"differential seed $_s: mode always, not opted in == no module (milestone 1)"
+	wr optin "$DBG/mode"
+	wr all "$DBG/features"
+	if [ "$(cat "$DBG/mode")" = "always [optin] never" ] &&
+	   [ "$(cat "$DBG/features")" = "[renumber] [transplant]" ]; then
+		tap 0 "defaults restored (mode optin, all features)"
+	else
+		tap 1 "defaults restored (mode optin, all features)" \
+			"mode: $(cat "$DBG/mode" 2>&1)" "features: $(cat "$DBG/features" 2>&1)"
+	fi
+}
+
+# ---- CLI ----
+
+cli_tests() {
+	if [ ! -x "$CLI" ]; then
+		skip "CLI tests" "$CLI not present"
+		return
+	fi
+	_o=$("$CLI" status 2>&1)
+	tap $? "CLI: vmamerge status" "$_o"
+	_o=$("$CLI" mode 2>&1)
+	_rc=$?
+	case "$_o" in *optin*) ;; *) _rc=1 ;; esac
+	tap $_rc "CLI: vmamerge mode shows optin" "$_o"
+	_o=$("$CLI" stats 2>&1)
+	_rc=$?
+	case "$_o" in *merge_attempts*time_ns*) ;; *) _rc=1 ;; esac
+	tap $_rc "CLI: vmamerge stats lists the counters" "$_o"
+	_o=$("$CLI" stats --json 2>&1)
+	_rc=$?
+	case "$_o" in *'"merge_attempts"'*) ;; *) _rc=1 ;; esac
+	tap $_rc "CLI: vmamerge stats --json" "$_o"
+	"$CLI" run -- "$DIR/t_inherit" query-self > "$TMP/out" 2>&1
+	_rc=$?
+	[ $_rc -eq 7 ]
+	tap $? "CLI: vmamerge run -- CMD: CMD is opted in (state 7)" \
+		"exit status $_rc" "$(cat "$TMP/out")"
+	"$W" sleep 120000 &
+	_sp=$!
+	_o=$("$CLI" enable -p "$_sp" 2>&1)
+	tap $? "CLI: vmamerge enable PID" "$_o"
+	"$DIR/t_inherit" query-pid "$_sp"
+	_rc=$?
+	[ $_rc -lt 8 ] && [ $((_rc & 1)) -eq 1 ]
+	tap $? "CLI: the pid is opted in" "state/exit status $_rc"
+	_o=$("$CLI" disable -p "$_sp" 2>&1)
+	tap $? "CLI: vmamerge disable PID" "$_o"
+	"$DIR/t_inherit" query-pid "$_sp"
+	_rc=$?
+	[ $_rc -eq 0 ]
+	tap $? "CLI: the pid is opted out" "state/exit status $_rc"
+	_o=$("$CLI" maps -p "$_sp" 2>&1)
+	_rc=$?
+	case "$_o" in *"vmas,"*"adjacent anonymous pairs"*) ;; *) _rc=1 ;; esac
+	tap $_rc "CLI: vmamerge maps -p PID summarises the VMAs" "$_o"
+	_o=$("$CLI" stats -p "$_sp" --json 2>&1)
+	_rc=$?
+	case "$_o" in *'"counters"'*) ;; *) _rc=1 ;; esac
+	tap $_rc "CLI: vmamerge stats -p PID --json" "$_o"
+	kill "$_sp" 2>/dev/null
+	wait "$_sp" 2>/dev/null
+	"$CLI" run --no-exec -- "$DIR/t_inherit" query-self > "$TMP/out" 2>&1
+	_rc=$?
+	# --no-exec: the program runs opted in, without exec-keep (state 5)
+	[ $_rc -eq 5 ]
+	tap $? "CLI: vmamerge run --no-exec -- CMD: opted in, no exec-keep" \
+		"exit status $_rc" "$(cat "$TMP/out")"
+	"$CLI" enable -p 999999 > "$TMP/out" 2>&1
+	_rc=$?
+	[ $_rc -eq 1 ] && grep -q "no such process" "$TMP/out"
+	tap $? "CLI: enable of a missing pid fails clearly" "$(cat "$TMP/out")"
+}
+
+# ---- a failed load leaves nothing behind ----
+
+failed_loads() {
+	for _step in 1 2 3 4; do
+		insmod "$KO" test_fail_init=$_step > "$TMP/out" 2>&1
+		_rc=$?
+		_left=""
+		for _p in /sys/module/vmamerge /dev/vmamerge "$DBG" "$LP"; do
+			[ -e "$_p" ] && _left="$_left $_p"
+		done
+		if grep -q vmamerge /sys/kernel/debug/kprobes/list 2>/dev/null; then
+			_left="$_left kprobes"
+		fi
+		[ $_rc -ne 0 ] && [ -z "$_left" ]
+		tap $? "load failing after step $_step leaves nothing behind" \
+			"insmod rc $_rc, left:$_left" "$(cat "$TMP/out")"
+	done
+}
+
+# ---- load/unload cycles under load ----
+
+cycles() {
+	_t0=$("$W" now)
+	_i=1
+	while [ "$_i" -le "$CYCLES" ]; do
+		_err=
+		_lbl="load failed"
+		_c0=$("$W" now)
+		rm -f "$TMP/ready"
+		: > "$TMP/churn"
+		if ! load; then
+			_err="load: $LOAD_ERR"
+		else
+			# odd cycles: the generator opts itself in; even cycles:
+			# we opt it in by pid once it runs
+			if [ $((_i % 2)) -eq 1 ]; then
+				_how=-o
+				_lbl="churn opts itself in"
+			else
+				_how=
+				_lbl="churn opted in by pid"
+			fi
+			"$DIR/t_churn" $_how -r "$TMP/ready" -t 120000 > "$TMP/churn" 2>&1 &
+			_cp=$!
+			if ! _o=$("$W" exists "$TMP/ready" 60000); then
+				_err="churn not ready: $_o"
+			elif [ -z "$_how" ] && ! _o=$("$DIR/t_inherit" advise-pid "$_cp" 2>&1); then
+				_err="opting the generator in by pid: $_o"
+			else
+				"$DIR/t_inherit" query-pid "$_cp"
+				_st=$?
+				[ $((_st & 1)) -eq 1 ] && [ $_st -lt 8 ] ||
+					_err="generator not opted in (state/exit status $_st)"
+				"$W" sleep "$CHURN_MS"
+			fi
+			if ! unload; then
+				_err="${_err:+$_err; }unload: $UNLOAD_ERR"
+			fi
+			if kill -0 "$_cp" 2>/dev/null; then
+				kill -TERM "$_cp"
+			else
+				_err="${_err:+$_err; }churn was not running at the end of the unload"
+			fi
+			wait "$_cp"
+			_crc=$?
+			[ "$_crc" -eq 0 ] || _err="${_err:+$_err; }churn exit status $_crc"
+		fi
+		_c1=$("$W" now)
+		if [ -z "$_err" ]; then
+			tap 0 "cycle $_i: load, $_lbl, disable + rmmod under load ($((_c1 - _c0)) ms)"
+			[ "$_i" -eq 1 ] && cat "$TMP/churn"
+		else
+			tap 1 "cycle $_i: load, $_lbl, disable + rmmod under load" "$_err" \
+				"$(cat "$TMP/churn")"
+		fi
+		if [ -e /sys/module/vmamerge ] && ! unload; then
+			tap 1 "cycle $_i: cleanup unload" "$UNLOAD_ERR"
+			break
+		fi
+		if [ $(((_c1 - _t0) / 1000)) -gt "$BUDGET_S" ]; then
+			tap 1 "cycles within the time budget of $BUDGET_S s" \
+				"stopped after cycle $_i of $CYCLES"
+			break
+		fi
+		_i=$((_i + 1))
+	done
+	_t1=$("$W" now)
+	diag "load/unload cycles: $((_i > CYCLES ? CYCLES : _i)) in $(((_t1 - _t0) / 1000)) s"
+}
+
+# ---- main ----
+
+echo "# vmamerge guest tests: KREL=${KREL:-unset} uname -r=$(uname -r)"
+mkdir -p /tmp 2>/dev/null
+if ! TMP=$(mktemp -d /tmp/vmamerge-tests.XXXXXX 2>/dev/null); then
+	TMP="$DIR/tmp.$$"
+	if ! mkdir -p "$TMP"; then
+		echo "not ok 1 - cannot create a temporary directory"
+		echo "1..1"
+		echo "GUEST-RESULT: 0 passed, 1 failed"
+		exit 1
+	fi
+fi
+T0=$("$W" now)
+if ! grep -q ' /sys/kernel/debug debugfs ' /proc/mounts; then
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+fi
+splats > "$TMP/splats.before"
+if [ -s "$TMP/splats.before" ]; then
+	diag "dmesg already had splat lines before the tests (not counted):"
+	head -20 "$TMP/splats.before" | sed 's/^/# /'
+fi
+
+if [ -e /sys/module/vmamerge ]; then
+	diag "vmamerge already loaded: unloading it first"
+	unload || diag "$UNLOAD_ERR"
+fi
+
+[ -f "$KO" ]
+tap $? "module file $KO exists"
+
+diff_baseline
+[ -f "$KO" ] && failed_loads
+
+LOADED=0
+if [ ! -f "$KO" ]; then
+	:
+elif load; then
+	tap 0 "load: insmod, transition 0, enabled 1"
+	LOADED=1
+else
+	tap 1 "load: insmod, transition 0, enabled 1" "$LOAD_ERR" "$(dmesg | tail -20)"
+fi
+
+if [ "$LOADED" = 1 ]; then
+	[ -d "$DBG" ]
+	tap $? "debugfs $DBG exists"
+	run t_ioctl
+	run t_debugfs
+	run t_inherit
+	run t_vmas
+	cli_tests
+	diff_loaded
+	if unload; then
+		tap 0 "unload: disable, sysfs gone, rmmod, /sys/module gone"
+	else
+		tap 1 "unload: disable, sysfs gone, rmmod, /sys/module gone" "$UNLOAD_ERR"
+	fi
+	[ ! -e /dev/vmamerge ]
+	tap $? "/dev/vmamerge gone after rmmod"
+	cycles
+else
+	skip "ioctl, debugfs, inheritance, CLI, differential and cycle tests" \
+		"the module did not load"
+fi
+
+splats > "$TMP/splats.after"
+if [ -s "$TMP/splats.before" ]; then
+	_post=$(grep -v -x -F -f "$TMP/splats.before" "$TMP/splats.after")
+else
+	_post=$(cat "$TMP/splats.after")
+fi
+[ -z "$_post" ]
+tap $? "dmesg has no new splat lines" "$(printf '%s\n' "$_post" | head -40)"
+
+T1=$("$W" now)
+diag "total time $(((T1 - T0) / 1000)) s; $S skipped"
+rm -rf "$TMP"
+echo "1..$N"
+echo "GUEST-RESULT: $P passed, $F failed"
+[ "$F" -eq 0 ]

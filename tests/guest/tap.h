@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers for the vmamerge guest tests: TAP output and thin ioctl
+ * wrappers.  Every program prints unnumbered TAP lines ("ok - desc",
+ * "not ok - desc", "# diagnostic"); run.sh numbers them across the run.
+ */
+#ifndef VMAMERGE_TESTS_TAP_H
+#define VMAMERGE_TESTS_TAP_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "vmamerge.h"
+
+#define DBG_DIR		"/sys/kernel/debug/vmamerge"
+#define DBG_MODE	DBG_DIR "/mode"
+#define DBG_FEATURES	DBG_DIR "/features"
+#define DBG_STATS	DBG_DIR "/stats"
+
+#define ALL_STATE (VMAMERGE_STATE_OPTED_IN | VMAMERGE_STATE_EXEC_KEEP | \
+		   VMAMERGE_STATE_ACTIVE)
+
+extern int tap_fails;
+
+void tap_init(const char *prog, unsigned int timeout_s);
+/* Prints "ok - ..." or "not ok - ..."; returns cond. */
+int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void skip(const char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tap_exit(void);
+
+/* ret is 0 or -errno (the wrappers below return that). */
+int expect_errno(int ret, int expected, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Accepts either of two errnos. */
+int expect_errno2(int ret, int e1, int e2, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *errname(int err);	/* "EINVAL" etc.; takes a positive errno */
+
+/* ---- /dev/vmamerge ---- */
+int vm_open(int flags);		/* fd or -errno */
+int vm_ioctl(int fd, unsigned long cmd, void *arg);	/* 0 or -errno */
+int vm_advise(int fd, uint32_t kind, int32_t id, uint32_t advice, uint64_t flags);
+int vm_query(int fd, uint32_t kind, int32_t id, uint32_t global,
+	     struct vmamerge_query *q);
+/* State bits of a process (kind/id) or -errno. */
+int vm_state(int fd, uint32_t kind, int32_t id);
+int vm_self_state(void);	/* opens the device itself; -errno on failure */
+int vm_get_config(int fd, struct vmamerge_config *c);
+int vm_set_config(int fd, uint32_t set_mask, uint32_t mode, uint32_t features);
+
+int sys_pidfd_open(pid_t pid, unsigned int flags);	/* fd or -errno */
+
+/* ---- files ---- */
+/* Reads a whole small file into buf (NUL-terminated, trailing newlines
+ * stripped).  Returns length or -errno. */
+int read_file(const char *path, char *buf, size_t len);
+/* open(O_WRONLY) + one write() of exactly len bytes; 0 or -errno. */
+int write_file(const char *path, const void *data, size_t len);
+
+/* ---- processes ---- */
+/*
+ * Forks a child that drops to uid/gid 65534 (dumpable stays set so that
+ * its own children may be ptraced by it), runs fn(arg) and exits with its
+ * return value.  The child prints its own TAP lines.  Returns the number
+ * of failures (0 = all passed), counting a crash as one.
+ */
+int run_unprivileged(int (*fn)(void *), void *arg);
+/* Forks a child that blocks until the returned pipe fd is closed (or
+ * written to), then exits.  *wfd receives the write end. */
+pid_t spawn_sleeper(int *wfd);
+/* Closes wfd and reaps the sleeper; returns its wait status. */
+int reap_sleeper(pid_t pid, int wfd);
+
+const char *state_str(int state);	/* static buffer */
+long now_ms(void);			/* CLOCK_MONOTONIC */
+
+#endif

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "tap.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+int tap_fails;
+static const char *tap_prog = "?";
+
+static void out(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf), "%s", prefix);
+
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	/* one write per line: children and parents share stdout */
+	if (write(1, buf, n) < 0)
+		_exit(99);
+}
+
+void tap_init(const char *prog, unsigned int timeout_s)
+{
+	tap_prog = prog;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	/* a hung test dies of SIGALRM; run.sh reports the signal */
+	if (timeout_s)
+		alarm(timeout_s);
+}
+
+int ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out(cond ? "ok - " : "not ok - ", fmt, ap);
+	va_end(ap);
+	if (!cond)
+		tap_fails++;
+	return cond;
+}
+
+void skip(const char *why, const char *fmt, ...)
+{
+	char desc[512], line[800];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "ok - %s # SKIP %s\n", desc, why);
+	if (write(1, line, strlen(line)) < 0)
+		_exit(99);
+}
+
+void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out("# ", fmt, ap);
+	va_end(ap);
+}
+
+int tap_exit(void)
+{
+	if (tap_fails)
+		diag("%s: %d failure(s)", tap_prog, tap_fails);
+	return tap_fails > 100 ? 100 : tap_fails;
+}
+
+const char *errname(int err)
+{
+	static char buf[32];
+
+	switch (err) {
+	case 0: return "success";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case ESRCH: return "ESRCH";
+	case EINTR: return "EINTR";
+	case EBADF: return "EBADF";
+	case ENOMEM: return "ENOMEM";
+	case EACCES: return "EACCES";
+	case EFAULT: return "EFAULT";
+	case EBUSY: return "EBUSY";
+	case EEXIST: return "EEXIST";
+	case ENODEV: return "ENODEV";
+	case EINVAL: return "EINVAL";
+	case ENOTTY: return "ENOTTY";
+	case ENOSPC: return "ENOSPC";
+	case EROFS: return "EROFS";
+	case E2BIG: return "E2BIG";
+	case ENOSYS: return "ENOSYS";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENXIO: return "ENXIO";
+	}
+	snprintf(buf, sizeof(buf), "errno %d", err);
+	return buf;
+}
+
+static int vexpect(int ret, int e1, int e2, const char *fmt, va_list ap)
+{
+	char desc[512];
+	int good = ret == -e1 || (e2 && ret == -e2);
+
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	if (e2)
+		ok(good, "%s -> %s or %s", desc, errname(e1), errname(e2));
+	else
+		ok(good, "%s -> %s", desc, errname(e1));
+	if (!good)
+		diag("%s: got %s (ret %d)", desc,
+		     ret < 0 ? errname(-ret) : "success", ret);
+	return good;
+}
+
+int expect_errno(int ret, int expected, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vexpect(ret, expected, 0, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int expect_errno2(int ret, int e1, int e2, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vexpect(ret, e1, e2, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int vm_open(int flags)
+{
+	int fd = open(VMAMERGE_DEVICE, flags | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int vm_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+int vm_advise(int fd, uint32_t kind, int32_t id, uint32_t advice, uint64_t flags)
+{
+	struct vmamerge_advise a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.target_kind = kind;
+	a.target_id = id;
+	a.advice = advice;
+	a.flags = flags;
+	return vm_ioctl(fd, VMAMERGE_IOC_ADVISE, &a);
+}
+
+int vm_query(int fd, uint32_t kind, int32_t id, uint32_t global,
+	     struct vmamerge_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->target_kind = kind;
+	q->target_id = id;
+	q->global = global;
+	return vm_ioctl(fd, VMAMERGE_IOC_QUERY, q);
+}
+
+int vm_state(int fd, uint32_t kind, int32_t id)
+{
+	struct vmamerge_query q;
+	int r = vm_query(fd, kind, id, 0, &q);
+
+	return r < 0 ? r : (int)q.state;
+}
+
+int vm_self_state(void)
+{
+	int fd = vm_open(O_RDONLY), r;
+
+	if (fd < 0)
+		return fd;
+	r = vm_state(fd, VMAMERGE_TARGET_SELF, 0);
+	close(fd);
+	return r;
+}
+
+int vm_get_config(int fd, struct vmamerge_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	return vm_ioctl(fd, VMAMERGE_IOC_GET_CONFIG, c);
+}
+
+int vm_set_config(int fd, uint32_t set_mask, uint32_t mode, uint32_t features)
+{
+	struct vmamerge_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.set_mask = set_mask;
+	c.mode = mode;
+	c.features = features;
+	return vm_ioctl(fd, VMAMERGE_IOC_SET_CONFIG, &c);
+}
+
+int sys_pidfd_open(pid_t pid, unsigned int flags)
+{
+	long r = syscall(434 /* __NR_pidfd_open */, pid, flags);
+
+	return r < 0 ? -errno : (int)r;
+}
+
+int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		n += r;
+	}
+	close(fd);
+	buf[n] = 0;
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	return n;
+}
+
+int write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, data, len);
+	if (r < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	close(fd);
+	return r == (ssize_t)len ? 0 : -EIO;
+}
+
+int run_unprivileged(int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		diag("fork: %s", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
+			diag("dropping privileges: %s", strerror(errno));
+			_exit(1);
+		}
+		/* setuid() cleared dumpable; our own children must stay
+		 * ptraceable by us (PTRACE_MODE_ATTACH needs dumpable). */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		tap_fails = 0;
+		_exit(fn(arg) ? 1 : (tap_fails > 100 ? 100 : tap_fails));
+	}
+	if (waitpid(pid, &st, 0) < 0) {
+		diag("waitpid: %s", strerror(errno));
+		return 1;
+	}
+	if (WIFSIGNALED(st)) {
+		ok(0, "unprivileged child died of signal %d", WTERMSIG(st));
+		return 1;
+	}
+	/* the child's not-ok lines were already printed and counted by
+	 * run.sh; count them here only for our exit code */
+	tap_fails += WEXITSTATUS(st);
+	return WEXITSTATUS(st);
+}
+
+pid_t spawn_sleeper(int *wfd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	*wfd = p[1];
+	return pid;
+}
+
+int reap_sleeper(pid_t pid, int wfd)
+{
+	int st = -1;
+
+	close(wfd);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return st;
+}
+
+const char *state_str(int state)
+{
+	static char buf[8][64];
+	static int i;
+	char *b = buf[i++ & 7];
+
+	if (state < 0) {
+		snprintf(b, 64, "error %s", errname(-state));
+		return b;
+	}
+	snprintf(b, 64, "0x%x%s%s%s", state,
+		 state & VMAMERGE_STATE_OPTED_IN ? " OPTED_IN" : "",
+		 state & VMAMERGE_STATE_EXEC_KEEP ? " EXEC_KEEP" : "",
+		 state & VMAMERGE_STATE_ACTIVE ? " ACTIVE" : "");
+	return b;
+}
+
+long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
