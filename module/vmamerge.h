@@ -35,6 +35,9 @@ bool vmamerge_mm_exec_keep(const struct mm_struct *mm);
 int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep);
 void vmamerge_mm_disable(struct mm_struct *mm);
 void vmamerge_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
+/* uprobe_dup_mmap.c: the replacement of uprobe_dup_mmap() */
+void vmamerge_uprobe_dup_mmap(struct mm_struct *oldmm,
+			      struct mm_struct *newmm);
 
 /*
  * vmamerge_mm_active - should the merge paths act for this mm?

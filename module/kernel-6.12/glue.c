@@ -9,34 +9,15 @@
  *    mseal, madvise, mbind, userfaultfd) (kernel-6.12/vma_modify.c);
  *  - vma_merge_new_range(): mmap, brk, mremap expansion and the
  *    destination of mremap moves (kernel-6.12/vma_merge_new_range.c);
- *  - uprobe_dup_mmap(): called by dup_mmap() on every fork with both mms
- *    write-locked - where the opt-in is inherited.
+ *  - uprobe_dup_mmap(): the fork hook where the opt-in is inherited
+ *    (module/uprobe_dup_mmap.c, the same body on both builds).
  */
 #include <linux/kernel.h>
 #include <linux/livepatch.h>
 #include <linux/mm_types.h>
-#include <linux/sched/coredump.h>
 
 #include "vmamerge.h"
 #include "mirrors.h"
-
-static_assert(!(MMF_INIT_MASK & (BIT_ULL(VMAMERGE_MMF_OPTED_IN) |
-				 BIT_ULL(VMAMERGE_MMF_EXEC_KEEP))));
-
-/*
- * Replaces uprobe_dup_mmap() of kernel/events/uprobes.c:1641: the stock
- * body, then our inheritance.
- */
-static void vmamerge_uprobe_dup_mmap(struct mm_struct *oldmm,
-				     struct mm_struct *newmm)
-{
-	if (test_bit(MMF_HAS_UPROBES, &oldmm->flags)) {
-		set_bit(MMF_HAS_UPROBES, &newmm->flags);
-		/* dup_mmap() skips VM_DONTCOPY vmas: recount the probes */
-		set_bit(MMF_RECALC_UPROBES, &newmm->flags);
-	}
-	vmamerge_mm_fork(oldmm, newmm);
-}
 
 struct klp_func vmamerge_glue_funcs[] = {
 	{

@@ -9,8 +9,8 @@
 /*
  * Our two bits in mm->flags.  Bits 11-15 are unused by Debian 6.12
  * (include/linux/sched/coredump.h) and outside MMF_INIT_MASK, so mm_init()
- * does not copy them: inheritance on fork and exec is ours to do (glue.c
- * checks the mask at build time).  Bits 32-63 would not do on 6.12: its
+ * does not copy them: inheritance on fork and exec is ours to do
+ * (uprobe_dup_mmap.c checks the mask at build time).  Bits 32-63 would not do on 6.12: its
  * MMF_INIT_MASK includes (1 << 31), a negative int, which sign-extends
  * and makes mm_init() keep every bit above 31.
  */

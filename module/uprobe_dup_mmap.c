@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The replacement of uprobe_dup_mmap(), the fork hook.
+ *
+ * dup_mmap() calls uprobe_dup_mmap(oldmm, mm) on every fork with both mms
+ * write-locked; the replacement does the stock work and then copies the
+ * opt-in (optin.c).  The stock body is the same in both supported builds
+ * (kernel/events/uprobes.c: 6.1.192-2 line 1578, 6.12.117-1~deb12u1 line
+ * 1641), so it is written once; a build whose body differs needs its own
+ * copy in its glue.
+ */
+#include <linux/kernel.h>
+#include <linux/mm_types.h>
+#include <linux/sched/coredump.h>
+
+#include "vmamerge.h"
+
+/* Our bits must not be among those mm_init() copies by itself. */
+static_assert(!(MMF_INIT_MASK & (BIT_ULL(VMAMERGE_MMF_OPTED_IN) |
+				 BIT_ULL(VMAMERGE_MMF_EXEC_KEEP))));
+
+void vmamerge_uprobe_dup_mmap(struct mm_struct *oldmm,
+			      struct mm_struct *newmm)
+{
+	if (test_bit(MMF_HAS_UPROBES, &oldmm->flags)) {
+		set_bit(MMF_HAS_UPROBES, &newmm->flags);
+		/* dup_mmap() skips VM_DONTCOPY vmas: recount the probes */
+		set_bit(MMF_RECALC_UPROBES, &newmm->flags);
+	}
+	vmamerge_mm_fork(oldmm, newmm);
+}
