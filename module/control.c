@@ -30,11 +30,8 @@
 #include <linux/slab.h>
 
 #include "vmamerge.h"
+#include "kernel_internal.h"
 #include "trace.h"
-
-/* Kernel internals, resolved through livepatch relocations (ksyms.list). */
-struct mm_struct *mm_access(struct task_struct *task, unsigned int mode);
-struct pid *pidfd_get_pid(unsigned int fd, unsigned int *flags);
 
 /*
  * vmamerge_copy_arg - copy a size-versioned argument from userspace.

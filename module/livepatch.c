@@ -12,6 +12,7 @@
 #include <linux/jiffies.h>
 
 #include "vmamerge.h"
+#include "kernel_internal.h"
 
 static struct klp_object vmamerge_klp_objs[] = {
 	{
@@ -25,12 +26,6 @@ static struct klp_patch vmamerge_klp_patch = {
 	.mod = THIS_MODULE,
 	.objs = vmamerge_klp_objs,
 };
-
-/*
- * The patch in transition, or NULL (kernel/livepatch/transition.c; an
- * internal symbol, see ksyms.list).  Read only, to wait for our own.
- */
-extern struct klp_patch *klp_transition_patch;
 
 /* How long loading waits for every task to switch to the new code. */
 #define VMAMERGE_TRANSITION_WAIT_S	60

@@ -1,0 +1,380 @@
+#!/bin/bash
+# The body of `make check`: setup, builds, static checks, QEMU guests.
+#
+# Every step prints `ok - <step>`, `ok - <step> # SKIP <why>` or
+# `not ok - <step>`; the guests' own TAP lines are added prefixed with the
+# kernel release. The last line is `P passed, F failed, S skipped` (P counts
+# ok lines without SKIP). Exit status 1 if anything failed.
+#
+# Environment:
+#   VMAMERGE_CACHE          cache dir (default /var/cache/vmamerge)
+#   VMAMERGE_KERNELS        series to test, e.g. "6.12" (default: all of tests/matrix)
+#   VMAMERGE_SKIP_SETUP=1   do not run tests/setup.sh
+#   VMAMERGE_GUEST_TIMEOUT  seconds per guest (default 1800; the guest suite budgets
+#                           up to 1200 s for its load/unload cycles alone)
+#   VMAMERGE_GUEST_APPEND   extra guest kernel arguments; NAME=VALUE words become
+#                           environment of the guest tests (e.g. VMAMERGE_CYCLES=5)
+#
+# Logs: $VMAMERGE_CACHE/logs/<timestamp>/ (the last 10 runs are kept).
+# demo.sh sources this file for its helpers (main runs only when executed).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
+export VMAMERGE_CACHE=$cache
+# What the module build needs from the repo (copied per kernel).
+module_files=(Kbuild Makefile module dkms.conf)
+jobs=$(nproc)
+
+logroot=$cache/logs
+logdir=$logroot/$(date +%Y%m%d-%H%M%S)
+tapfile=$logdir/tap.txt
+timings=()
+
+# ---- reporting -----------------------------------------------------------------
+tap() { # LINE: print a TAP-ish line and record it for the totals
+	printf '%s\n' "$*"
+	printf '%s\n' "$*" >>"$tapfile"
+}
+skip_step() { # REASON: from inside a step: mark it skipped
+	printf '%s\n' "$*" >"$logdir/.skip"
+	exit 77
+}
+now() { printf '%s' "$EPOCHREALTIME"; }
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+# run_step NAME FUNC ARGS...: runs FUNC in a subshell with errexit in force;
+# exit 0 = ok, 77 = skipped (reason via skip_step), anything else = not ok.
+run_step() {
+	local name=$1 t0 rc reason
+	shift
+	t0=$(now)
+	rm -f "$logdir/.skip"
+	echo "=== $name"
+	set +e
+	(
+		set -e
+		"$@"
+	)
+	rc=$?
+	set -e
+	timings+=("$(printf '%8ss  %s' "$(since "$t0")" "$name")")
+	case $rc in
+	0) tap "ok - $name" ;;
+	77)
+		reason=$(cat "$logdir/.skip" 2>/dev/null || echo skipped)
+		tap "ok - $name # SKIP $reason"
+		;;
+	*) tap "not ok - $name" ;;
+	esac
+	return 0
+}
+
+has_target() { # MAKEFILE TARGET: does MAKEFILE define TARGET as a rule?
+	[[ -f $1 ]] && grep -Eq "^([^:#=]*[[:space:]])?$2([[:space:]][^:=]*)?::?([^=]|$)" "$1"
+}
+
+show_tail() { # FILE [N]
+	echo "--- last ${2:-40} lines of $1:"
+	tail -n "${2:-40}" "$1" | tr -d '\r' | sed 's/^/  | /'
+	echo "---"
+}
+
+# ---- the matrix ------------------------------------------------------------------
+series=() releases=()
+read_matrix() {
+	local s r v
+	while read -r s r v _; do
+		[[ -z ${s:-} || $s == \#* ]] && continue
+		[[ -n ${v:-} ]] || continue
+		if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
+			continue
+		fi
+		series+=("$s") releases+=("$r")
+	done <"$repo/tests/matrix"
+	if ((${#series[@]} == 0)); then
+		echo "check: no kernel of tests/matrix selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')" >&2
+		exit 1
+	fi
+}
+
+# ---- steps ---------------------------------------------------------------------------
+step_setup() { bash "$repo/tests/setup.sh"; }
+
+build_dir() { echo "$cache/build/$1/src"; }
+
+stage_module_src() { # DEST: copy what the module build needs
+	local dest=$1 f
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	for f in "${module_files[@]}"; do
+		[[ -e $repo/$f ]] && cp -a "$repo/$f" "$dest/"
+	done
+	return 0
+}
+
+# Warnings the project owns: compiler warnings/errors in files of the build
+# tree (not in the kernel headers), and modpost's warnings.
+own_warnings() { # LOG SRCDIR
+	tr -d '\r' <"$1" | awk -v src="$2/" '
+		/WARNING: modpost:/ { print; next }
+		/: (warning|error):/ {
+			path = $0; sub(/:.*/, "", path)
+			if (index(path, src) == 1) { print; next }
+			if (path ~ /^\// || path ~ /^(\.\/)?(include|arch|scripts)\//) next
+			print
+		}'
+}
+
+step_build() { # RELEASE
+	local rel=$1 src log warn
+	has_target "$repo/Makefile" module || skip_step "no 'module' target in the top-level Makefile yet"
+	src=$(build_dir "$rel")
+	log=$logdir/build-$rel.log
+	stage_module_src "$src"
+	echo "make -C $src KVER=$rel W=1 module  (log: $log)"
+	if ! make -C "$src" -j"$jobs" KVER="$rel" W=1 module >"$log" 2>&1; then
+		show_tail "$log" 60
+		return 1
+	fi
+	[[ -f $src/vmamerge.ko ]] || { echo "no vmamerge.ko at the top of $src"; return 1; }
+	warn=$(own_warnings "$log" "$src")
+	if [[ -n $warn ]]; then
+		echo "W=1 warnings in the project's files:"
+		printf '%s\n' "$warn" | sed 's/^/  | /'
+		return 1
+	fi
+}
+
+step_sparse() { # RELEASE
+	local rel=$1 src log warn
+	has_target "$repo/Makefile" module || skip_step "no 'module' target in the top-level Makefile yet"
+	# A tree of its own: a second `make module` in the W=1 tree would run the
+	# post-link converter again on the .ko the guest boots.
+	src=$cache/build/$rel/sparse
+	stage_module_src "$src"
+	log=$logdir/sparse-$rel.log
+	echo "make -C $src KVER=$rel C=2 CHECK=sparse module  (log: $log)"
+	if ! make -C "$src" -j"$jobs" KVER="$rel" C=2 CHECK=sparse module >"$log" 2>&1; then
+		show_tail "$log" 60
+		return 1
+	fi
+	warn=$(tr -d '\r' <"$log" | grep -E "(^|/)module/[^:]+:[0-9]+:[0-9]+: (warning|error):" || true)
+	if [[ -n $warn ]]; then
+		echo "sparse warnings:"
+		printf '%s\n' "$warn" | sed 's/^/  | /'
+		return 1
+	fi
+}
+
+dkms_version() {
+	sed -nE 's/^[[:space:]]*PACKAGE_VERSION[[:space:]]*=[[:space:]]*"?([^"[:space:]]+)"?.*/\1/p' "$repo/dkms.conf" | head -n1
+}
+
+step_dkms() { # RELEASE
+	local rel=$1 ver log stage rc
+	[[ -f $repo/dkms.conf ]] || skip_step "no dkms.conf yet"
+	ver=$(dkms_version)
+	[[ -n $ver ]] || { echo "dkms.conf has no PACKAGE_VERSION"; return 1; }
+	stage=$cache/dkms-src/vmamerge-$ver
+	stage_module_src "$stage"
+	rm -rf "$cache/dkms/vmamerge"
+	mkdir -p "$cache/dkms"
+	log=$logdir/dkms-$rel.log
+	echo "dkms build -m vmamerge -v $ver -k $rel  (log: $log)"
+	set +e
+	dkms build --dkmstree "$cache/dkms" --sourcetree "$cache/dkms-src" \
+		-m vmamerge -v "$ver" -k "$rel" >"$log" 2>&1
+	rc=$?
+	set -e
+	if ((rc != 0)); then
+		show_tail "$log" 30
+		[[ -f $cache/dkms/vmamerge/$ver/build/make.log ]] &&
+			show_tail "$cache/dkms/vmamerge/$ver/build/make.log" 40
+		echo "dkms build exit status $rc"
+		return 1
+	fi
+}
+
+checkpatch_script() { # the newest linux-source tree that is there
+	local s
+	for s in 6.12 6.1; do
+		if [[ -f $cache/src/linux-source-$s/scripts/checkpatch.pl ]]; then
+			echo "$cache/src/linux-source-$s/scripts/checkpatch.pl"
+			return 0
+		fi
+	done
+	return 1
+}
+
+step_checkpatch() {
+	local cp files=() ignore=() out
+	cp=$(checkpatch_script) || { echo "no checkpatch.pl under $cache/src (run tests/setup.sh)"; return 1; }
+	[[ -d $repo/module ]] || skip_step "no module/ directory"
+	mapfile -t files < <(cd "$repo" && find module -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort)
+	((${#files[@]})) || skip_step "no .c/.h files under module/"
+	if [[ -f $repo/tests/checkpatch.ignore ]]; then
+		mapfile -t ignore < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$repo/tests/checkpatch.ignore" | grep -v '^$')
+	fi
+	local args=(--no-tree --show-types --no-summary --terse -f)
+	((${#ignore[@]})) && args=(--ignore "$(
+		IFS=,
+		echo "${ignore[*]}"
+	)" "${args[@]}")
+	echo "checkpatch.pl ${args[*]} (${#files[@]} files)"
+	out=$(cd "$repo" && { perl "$cp" "${args[@]}" "${files[@]}" 2>&1 || :; })
+	if grep -Eq '(^|: )(ERROR|WARNING)' <<<"$out"; then
+		grep -E '(^|: )(ERROR|WARNING)' <<<"$out" | sed 's/^/  | /'
+		return 1
+	fi
+}
+
+step_userspace_static() {
+	has_target "$repo/userspace/Makefile" static || skip_step "no 'static' target in userspace/Makefile yet"
+	make -C "$repo/userspace" static
+	[[ -x $repo/userspace/vmamerge.static ]] || { echo "userspace/vmamerge.static was not built"; return 1; }
+}
+
+step_userspace_test() {
+	has_target "$repo/userspace/Makefile" test || skip_step "no 'test' target in userspace/Makefile yet"
+	make -C "$repo/userspace" test 2>&1 | sed 's/^/  /'
+}
+
+step_klp_convert_test() {
+	[[ -f $repo/tests/klp-convert-test.sh ]] || skip_step "no tests/klp-convert-test.sh yet"
+	# Indented: its own "N passed, N failed" line is not the run's last word.
+	bash "$repo/tests/klp-convert-test.sh" 2>&1 | sed 's/^/  /'
+}
+
+step_layout_check() {
+	[[ -f $repo/tests/layout-check.sh ]] || skip_step "no tests/layout-check.sh yet"
+	bash "$repo/tests/layout-check.sh" 2>&1 | sed 's/^/  /'
+}
+
+guest_bin=$cache/guest-bin
+step_guest_build() {
+	[[ -f $repo/tests/guest/Makefile ]] || skip_step "no tests/guest/Makefile yet"
+	rm -rf "$guest_bin"
+	mkdir -p "$guest_bin"
+	make -C "$repo/tests/guest" OUT="$guest_bin"
+	[[ -f $guest_bin/run.sh ]] || { echo "tests/guest build put no run.sh into $guest_bin"; return 1; }
+}
+
+# stage_guest RELEASE STAGEDIR: module, CLI, guest tests
+stage_guest() {
+	local rel=$1 stage=$2 ko
+	rm -rf "$stage"
+	mkdir -p "$stage/lib/vmamerge" "$stage/bin" "$stage/tests"
+	ko=$(build_dir "$rel")/vmamerge.ko
+	[[ -f $ko ]] && cp "$ko" "$stage/lib/vmamerge/vmamerge.ko"
+	[[ -x $repo/userspace/vmamerge.static ]] && cp "$repo/userspace/vmamerge.static" "$stage/bin/vmamerge"
+	if [[ -d $guest_bin ]] && compgen -G "$guest_bin/*" >/dev/null; then
+		cp -a "$guest_bin/." "$stage/tests/"
+	fi
+	return 0
+}
+
+step_guest() { # RELEASE
+	local rel=$1 stage initrd log rc res line n=0 desc
+	stage=$cache/stage/$rel
+	initrd=$cache/initrd/$rel.cpio.gz
+	log=$logdir/guest-$rel.log
+	if has_target "$repo/Makefile" module && [[ ! -f $(build_dir "$rel")/vmamerge.ko ]]; then
+		echo "no vmamerge.ko for $rel (its build failed): not booting"
+		return 1
+	fi
+	stage_guest "$rel" "$stage"
+	bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$initrd" "$stage"
+	echo "booting $rel (timeout ${VMAMERGE_GUEST_TIMEOUT:-1800}s), log: $log"
+	set +e
+	bash "$repo/tests/qemu/run-guest.sh" "$rel" "$initrd" "$log" "${VMAMERGE_GUEST_TIMEOUT:-1800}"
+	rc=$?
+	set -e
+	res=$log.results
+	# The guest's own TAP lines, prefixed with the release.
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		if [[ $line =~ ^(not\ )?ok\ [0-9]+(\ -)?\ ?(.*)$ ]]; then
+			desc=${BASH_REMATCH[3]}
+			n=$((n + 1))
+			if [[ -n ${BASH_REMATCH[1]} ]]; then
+				tap "not ok - $rel: $desc"
+			else
+				tap "ok - $rel: $desc"
+			fi
+		fi
+	done <"$res"
+	if ! grep -aq '^GUEST-RESULT:' "$res"; then
+		tap "not ok - $rel: guest test script finished (no GUEST-RESULT line after $n results)"
+	fi
+	if ((rc != 0)); then
+		echo "--- first kernel splat lines of $log:"
+		tr -d '\r' <"$log" | grep -aE -m 12 'Kernel panic|Oops|BUG:|WARNING:|general protection|RIP: 0010|Unable to handle' | sed 's/^/  | /' || true
+		show_tail "$log" 60
+		return 1
+	fi
+}
+
+prune_logs() {
+	local old
+	mapfile -t old < <(find "$logroot" -mindepth 1 -maxdepth 1 -type d -name '20*' | LC_ALL=C sort | head -n -10)
+	((${#old[@]} == 0)) || rm -rf "${old[@]}"
+}
+
+summary() {
+	local p f s
+	echo
+	echo "=== timings"
+	printf '%s\n' "${timings[@]}"
+	echo "logs: $logdir"
+	p=$(grep -c '^ok ' "$tapfile" || true)
+	s=$(grep -Ec '^ok .*# *SKIP' "$tapfile" || true)
+	f=$(grep -c '^not ok ' "$tapfile" || true)
+	p=$((p - s))
+	echo
+	echo "$p passed, $f failed, $s skipped"
+	((f == 0))
+}
+
+main() {
+	local t_all i rel
+	mkdir -p "$logdir"
+	: >"$tapfile"
+	prune_logs
+	t_all=$(now)
+	read_matrix
+	echo "vmamerge check: kernels ${releases[*]}; cache $cache; logs $logdir"
+
+	if [[ ${VMAMERGE_SKIP_SETUP:-0} == 1 ]]; then
+		tap "ok - setup # SKIP VMAMERGE_SKIP_SETUP=1"
+	else
+		run_step "setup" step_setup
+		if grep -q '^not ok - setup' "$tapfile"; then
+			summary || true
+			exit 1
+		fi
+	fi
+
+	for i in "${!releases[@]}"; do
+		rel=${releases[$i]}
+		run_step "build $rel (W=1)" step_build "$rel"
+		run_step "sparse $rel" step_sparse "$rel"
+		run_step "dkms build $rel" step_dkms "$rel"
+	done
+	run_step "checkpatch module/" step_checkpatch
+	run_step "userspace static CLI" step_userspace_static
+	run_step "userspace unit tests" step_userspace_test
+	run_step "klp-convert test" step_klp_convert_test
+	run_step "layout check (private mm declarations, symbols)" step_layout_check
+	run_step "guest test programs" step_guest_build
+	for i in "${!releases[@]}"; do
+		rel=${releases[$i]}
+		run_step "$rel: guest boot, tests, no splat" step_guest "$rel"
+	done
+	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
+	summary
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi

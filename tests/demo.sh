@@ -1,0 +1,61 @@
+#!/bin/bash
+# `make demo`: boots one matrix kernel (default 6.12; VMAMERGE_DEMO_KERNEL=6.1
+# or a full release string for another) in QEMU and runs
+# tests/qemu/demo-guest.sh there: tests/qemu/demo-prog.c on the stock kernel,
+# then opted in to vmamerge, with `vmamerge maps -p` and `vmamerge stats`.
+#
+# Environment: as tests/check.sh (VMAMERGE_CACHE, VMAMERGE_SKIP_SETUP=1),
+# VMAMERGE_DEMO_KERNEL.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check.sh"
+
+want=${VMAMERGE_DEMO_KERNEL:-6.12}
+read_matrix
+rel='' ser=''
+for i in "${!series[@]}"; do
+	if [[ ${series[$i]} == "$want" || ${releases[$i]} == "$want" ]]; then
+		rel=${releases[$i]} ser=${series[$i]}
+	fi
+done
+[[ -n $rel ]] || { echo "demo: '$want' is not a kernel of tests/matrix" >&2; exit 1; }
+
+mkdir -p "$logdir"
+tapfile=$logdir/tap.txt
+: >"$tapfile"
+
+if [[ ${VMAMERGE_SKIP_SETUP:-0} != 1 ]]; then
+	VMAMERGE_KERNELS=$ser bash "$repo/tests/setup.sh"
+fi
+
+echo "=== building the module for $rel"
+has_target "$repo/Makefile" module || { echo "demo: no 'module' target in the top-level Makefile" >&2; exit 1; }
+src=$(build_dir "$rel")
+stage_module_src "$src"
+make -C "$src" -j"$jobs" KVER="$rel" module >"$logdir/build-$rel.log" 2>&1 || {
+	show_tail "$logdir/build-$rel.log" 60
+	exit 1
+}
+
+echo "=== building the CLI and the demo program"
+if has_target "$repo/userspace/Makefile" static; then
+	make -s -C "$repo/userspace" static
+else
+	echo "demo: no 'static' target in userspace/Makefile: the demo runs without the CLI"
+fi
+demo=$cache/demo
+rm -rf "$demo"
+mkdir -p "$demo/stage/demo"
+gcc -static -O2 -Wall -o "$demo/stage/demo/demo-prog" "$repo/tests/qemu/demo-prog.c"
+install -m 755 "$repo/tests/qemu/demo-guest.sh" "$demo/stage/demo/demo.sh"
+
+# shellcheck disable=SC2034 # read by stage_guest (check.sh)
+guest_bin=/nonexistent # no guest tests in the demo
+stage_guest "$rel" "$demo/stage.common"
+cp -a "$demo/stage.common/." "$demo/stage/"
+bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$demo/demo.cpio.gz" "$demo/stage"
+
+echo "=== booting $rel (QEMU TCG, about 10 s to boot)"
+VMAMERGE_GUEST_APPEND=vmamerge_test=demo VMAMERGE_STREAM_PREFIX="" \
+	bash "$repo/tests/qemu/run-guest.sh" "$rel" "$demo/demo.cpio.gz" "$logdir/demo-$rel.log" 600
