@@ -176,6 +176,10 @@ static int vmamerge_ioctl_advise(struct file *file, void __user *uarg)
 		return -EINVAL;
 	if (a.advice == VMAMERGE_ADVISE_DISABLE && a.flags)
 		return -EINVAL;
+	/* "ends at exec" and "survives one exec" contradict each other */
+	if ((a.flags & VMAMERGE_ADVISE_F_NO_EXEC) &&
+	    (a.flags & VMAMERGE_ADVISE_F_EXEC_ONCE))
+		return -EINVAL;
 	if (a.advice != VMAMERGE_ADVISE_ENABLE &&
 	    a.advice != VMAMERGE_ADVISE_DISABLE)
 		return -EINVAL;
@@ -188,8 +192,9 @@ static int vmamerge_ioctl_advise(struct file *file, void __user *uarg)
 	if (IS_ERR(mm))
 		return PTR_ERR(mm);
 	if (a.advice == VMAMERGE_ADVISE_ENABLE)
-		ret = vmamerge_mm_enable(mm, !(a.flags &
-					       VMAMERGE_ADVISE_F_NO_EXEC));
+		ret = vmamerge_mm_enable(mm,
+					 !(a.flags & VMAMERGE_ADVISE_F_NO_EXEC),
+					 a.flags & VMAMERGE_ADVISE_F_EXEC_ONCE);
 	else
 		vmamerge_mm_disable(mm);
 	if (!ret)
@@ -207,6 +212,8 @@ static u32 vmamerge_mm_state(struct mm_struct *mm)
 		state |= VMAMERGE_STATE_OPTED_IN;
 	if (vmamerge_mm_exec_keep(mm))
 		state |= VMAMERGE_STATE_EXEC_KEEP;
+	if (vmamerge_mm_exec_once(mm))
+		state |= VMAMERGE_STATE_EXEC_ONCE;
 	if (vmamerge_mm_active(mm))
 		state |= VMAMERGE_STATE_ACTIVE;
 	return state;

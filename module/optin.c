@@ -2,9 +2,9 @@
 /*
  * Per-process (per-mm) opt-in state.
  *
- * Two bits in mm->flags that the running kernel does not use (the glue
- * names them, glue.h) say whether an address space is opted in and whether
- * the opt-in survives execve().  They live and die with the mm; nothing is
+ * Bits in mm->flags that the running kernel does not use (the glue names
+ * them, glue.h) say whether an address space is opted in, whether the
+ * opt-in survives execve() and whether it does so only once.  They live and die with the mm; nothing is
  * looked up on the hot path but one bit.
  *
  * Inheritance:
@@ -37,22 +37,33 @@ bool vmamerge_mm_exec_keep(const struct mm_struct *mm)
 	return test_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
 }
 
+bool vmamerge_mm_exec_once(const struct mm_struct *mm)
+{
+	return test_bit(VMAMERGE_MMF_EXEC_ONCE, &mm->flags);
+}
+
+static void vmamerge_mm_assign_bit(struct mm_struct *mm, int bit, bool on)
+{
+	if (on)
+		set_bit(bit, &mm->flags);
+	else
+		clear_bit(bit, &mm->flags);
+}
+
 /*
  * vmamerge_mm_enable - opt @mm in.  The caller holds a reference on @mm
  * (mm_users), so it cannot reach exit_mmap() meanwhile.  On failure the
  * state is unchanged.
  */
-int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep)
+int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep, bool exec_once)
 {
 	int ret;
 
 	ret = vmamerge_mm_counters_alloc(mm, GFP_KERNEL);
 	if (ret)
 		return ret;
-	if (exec_keep)
-		set_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
-	else
-		clear_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
+	vmamerge_mm_assign_bit(mm, VMAMERGE_MMF_EXEC_KEEP, exec_keep);
+	vmamerge_mm_assign_bit(mm, VMAMERGE_MMF_EXEC_ONCE, exec_once);
 	set_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
 	return 0;
 }
@@ -62,25 +73,31 @@ void vmamerge_mm_disable(struct mm_struct *mm)
 {
 	clear_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
 	clear_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);
+	clear_bit(VMAMERGE_MMF_EXEC_ONCE, &mm->flags);
 }
 
-/* Copy the opt-in bits of @from to the new mm @to. */
-static void vmamerge_mm_inherit(const struct mm_struct *from,
-				struct mm_struct *to, gfp_t gfp)
+/*
+ * Opt the new mm @to in, with the given exec behaviour.  Without counters
+ * (allocation failure) the mm still merges; it only counts globally.
+ */
+static void vmamerge_mm_inherit(struct mm_struct *to, bool exec_keep,
+				bool exec_once, gfp_t gfp)
 {
-	if (!vmamerge_mm_opted_in(from))
-		return;
-	/* Without counters the mm still merges; it only counts globally. */
 	vmamerge_mm_counters_alloc(to, gfp);
-	if (vmamerge_mm_exec_keep(from))
-		set_bit(VMAMERGE_MMF_EXEC_KEEP, &to->flags);
+	vmamerge_mm_assign_bit(to, VMAMERGE_MMF_EXEC_KEEP, exec_keep);
+	vmamerge_mm_assign_bit(to, VMAMERGE_MMF_EXEC_ONCE, exec_once);
 	set_bit(VMAMERGE_MMF_OPTED_IN, &to->flags);
 }
 
-/* Called from the glue's uprobe_dup_mmap(); both mms are write-locked. */
+/*
+ * Called from uprobe_dup_mmap(); both mms are write-locked.  A forked
+ * child is a copy: it keeps the exec behaviour of its parent.
+ */
 void vmamerge_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
-	vmamerge_mm_inherit(oldmm, newmm, GFP_KERNEL);
+	if (vmamerge_mm_opted_in(oldmm))
+		vmamerge_mm_inherit(newmm, vmamerge_mm_exec_keep(oldmm),
+				    vmamerge_mm_exec_once(oldmm), GFP_KERNEL);
 }
 
 /*
@@ -92,8 +109,11 @@ static int vmamerge_exec_pre(struct kprobe *p, struct pt_regs *regs)
 	struct linux_binprm *bprm = (struct linux_binprm *)regs->di;
 	struct mm_struct *old = current->mm;
 
-	if (old && bprm->mm && vmamerge_mm_exec_keep(old))
-		vmamerge_mm_inherit(old, bprm->mm, GFP_ATOMIC);
+	/* EXEC_ONCE: this exec was the one; the new program keeps no more. */
+	if (old && bprm->mm && vmamerge_mm_opted_in(old) &&
+	    vmamerge_mm_exec_keep(old))
+		vmamerge_mm_inherit(bprm->mm, !vmamerge_mm_exec_once(old), false,
+				    GFP_ATOMIC);
 	return 0;
 }
 

@@ -32,7 +32,8 @@ int vmamerge_check_running_build(void);
 
 bool vmamerge_mm_opted_in(const struct mm_struct *mm);
 bool vmamerge_mm_exec_keep(const struct mm_struct *mm);
-int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep);
+bool vmamerge_mm_exec_once(const struct mm_struct *mm);
+int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep, bool exec_once);
 void vmamerge_mm_disable(struct mm_struct *mm);
 void vmamerge_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 /* uprobe_dup_mmap.c: the replacement of uprobe_dup_mmap() */

@@ -73,21 +73,13 @@ static void help(FILE *f)
 "                             kept across execve() too\n"
 "  disable -p PID             opt process PID out\n"
 "  run [--no-exec] [--] CMD [ARG...]\n"
-"                             run CMD opted in.  Without --no-exec: vmamerge\n"
-"                             opts itself in (kept across execve) and execs\n"
-"                             CMD, so CMD and everything it forks or executes\n"
-"                             is opted in.  With --no-exec: the opt-in covers\n"
-"                             CMD and its forks but not the programs CMD\n"
-"                             executes.  vmamerge forks, the child opts in\n"
-"                             (kept across execve) and execs CMD; the parent\n"
-"                             sees the exec succeed and turns the child's\n"
-"                             opt-in into 'ends at execve'.  Caveat: if CMD\n"
-"                             executes a program within that short window,\n"
-"                             the program stays opted in.  The parent waits\n"
-"                             for CMD, forwards SIGTERM/SIGHUP and exits with\n"
-"                             its status (128+N if killed by signal N).\n"
-"                             Exit 127 if CMD is not found, 126 if it cannot\n"
-"                             be executed.\n"
+"                             run CMD opted in: vmamerge opts itself in and\n"
+"                             execs CMD.  Without --no-exec CMD and\n"
+"                             everything it forks or executes is opted in;\n"
+"                             with --no-exec CMD and its forks are, the\n"
+"                             programs CMD executes are not.  Exit 127 if\n"
+"                             CMD is not found, 126 if it cannot be\n"
+"                             executed.\n"
 "  stats [-p PID] [--json]    counters: global ones, or PID's state (opted in,\n"
 "                             exec-keep, active) and its counters\n"
 "  maps -p PID [--json]       list PID's VMAs (from /proc/PID/smaps, or maps)\n"
@@ -397,8 +389,10 @@ static void print_state_line(FILE *f, const char *label, __u32 state)
 		state & VMAMERGE_STATE_OPTED_IN ? "opted in" : "not opted in");
 	if (state & VMAMERGE_STATE_OPTED_IN)
 		fprintf(f, ", %s",
-			state & VMAMERGE_STATE_EXEC_KEEP ?
-			"kept across execve" : "ends at execve");
+			!(state & VMAMERGE_STATE_EXEC_KEEP) ? "ends at execve" :
+			state & VMAMERGE_STATE_EXEC_ONCE ?
+			"kept across the next execve only" :
+			"kept across execve");
 	fprintf(f, ", %s\n",
 		state & VMAMERGE_STATE_ACTIVE ? "active" : "not active");
 }
@@ -645,8 +639,15 @@ static void exec_error(const char *cmd, int err)
 		msg("%s: cannot execute: %s", cmd, strerror(err));
 }
 
-static int run_direct(const struct cli *c)
+/*
+ * Opt ourselves in and become CMD.  Without --no-exec the opt-in is kept
+ * across every execve (CMD and whatever it executes); with --no-exec it is
+ * kept across this one execve only (VMAMERGE_ADVISE_F_EXEC_ONCE), so CMD
+ * and its forks are opted in but the programs CMD executes are not.
+ */
+static int cmd_run(const struct cli *c)
 {
+	__u64 flags = c->no_exec ? VMAMERGE_ADVISE_F_EXEC_ONCE : 0;
 	struct target self;
 	int fd, ret;
 
@@ -654,7 +655,7 @@ static int run_direct(const struct cli *c)
 	if (fd < 0)
 		return EXIT_RUNTIME;
 	target_self(&self);
-	ret = advise(fd, &self, VMAMERGE_ADVISE_ENABLE, 0);
+	ret = advise(fd, &self, VMAMERGE_ADVISE_ENABLE, flags);
 	close(fd);
 	if (ret) {
 		ioctl_error("enable", -ret, CTX_SELF, 0);
@@ -664,177 +665,6 @@ static int run_direct(const struct cli *c)
 	ret = errno;
 	exec_error(c->args[0], ret);
 	return exec_status(ret);
-}
-
-/* What the child of "run --no-exec" reports through the exec pipe. */
-struct child_report {
-	int stage;	/* 1: enable failed, 2: exec failed */
-	int err;
-};
-
-static volatile pid_t run_child;
-
-static void forward_signal(int sig)
-{
-	if (run_child > 0)
-		kill(run_child, sig);
-}
-
-static void write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		p += n;
-		len -= n;
-	}
-}
-
-static void __attribute__((noreturn))
-run_child_exec(const struct cli *c, int fd, int report_fd)
-{
-	struct child_report r = { 0, 0 };
-	struct target self;
-	int ret;
-
-	target_self(&self);
-	ret = advise(fd, &self, VMAMERGE_ADVISE_ENABLE, 0);
-	if (ret) {
-		r.stage = 1;
-		r.err = -ret;
-		write_all(report_fd, &r, sizeof(r));
-		_exit(EXIT_RUNTIME);
-	}
-	execvp(c->args[0], c->args);
-	r.stage = 2;
-	r.err = errno;
-	write_all(report_fd, &r, sizeof(r));
-	_exit(exec_status(r.err));
-}
-
-/* Read the child's report; 0 bytes (EOF) means it execed. */
-static ssize_t read_report(int fd, struct child_report *r)
-{
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < sizeof(*r)) {
-		n = read(fd, (char *)r + got, sizeof(*r) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	return got;
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			msg("waitpid: %s", strerror(errno));
-			return EXIT_RUNTIME;
-		}
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_RUNTIME;
-}
-
-/*
- * The child execed CMD opted in with exec-keep; make its opt-in end at
- * its next execve.  If re-enabling does not clear exec-keep, disable and
- * enable again.
- */
-static void run_drop_exec_keep(int fd, pid_t pid)
-{
-	struct vmamerge_query q;
-	struct target t;
-	int ret;
-
-	if (target_open(&t, pid))
-		return;
-	ret = advise(fd, &t, VMAMERGE_ADVISE_ENABLE, VMAMERGE_ADVISE_F_NO_EXEC);
-	if (!ret && !query(fd, &t, false, &q) &&
-	    (q.state & VMAMERGE_STATE_EXEC_KEEP)) {
-		ret = advise(fd, &t, VMAMERGE_ADVISE_DISABLE, 0);
-		if (!ret)
-			ret = advise(fd, &t, VMAMERGE_ADVISE_ENABLE,
-				     VMAMERGE_ADVISE_F_NO_EXEC);
-	}
-	/* ESRCH: CMD already exited, nothing left to change */
-	if (ret && ret != -ESRCH)
-		ioctl_error("run --no-exec: ending the opt-in at execve",
-			    -ret, CTX_OTHER, pid);
-	target_close(&t);
-}
-
-static int run_no_exec(const struct cli *c)
-{
-	struct sigaction sa;
-	struct child_report r;
-	int fd, pipefd[2], ret;
-	pid_t pid;
-
-	fd = dev_open(true, false);
-	if (fd < 0)
-		return EXIT_RUNTIME;
-	if (pipe2(pipefd, O_CLOEXEC)) {
-		msg("pipe: %s", strerror(errno));
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		msg("fork: %s", strerror(errno));
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	if (!pid) {
-		close(pipefd[0]);
-		run_child_exec(c, fd, pipefd[1]);
-	}
-	run_child = pid;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, NULL);	/* the terminal sends them to CMD */
-	sigaction(SIGQUIT, &sa, NULL);
-	sa.sa_handler = forward_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	close(pipefd[1]);
-	ret = read_report(pipefd[0], &r);
-	close(pipefd[0]);
-	if (ret == sizeof(r)) {
-		wait_child(pid);
-		close(fd);
-		if (r.stage == 1) {
-			ioctl_error("enable", r.err, CTX_SELF, 0);
-			return EXIT_RUNTIME;
-		}
-		exec_error(c->args[0], r.err);
-		return exec_status(r.err);
-	}
-	run_drop_exec_keep(fd, pid);
-	close(fd);
-	return wait_child(pid);
-}
-
-static int cmd_run(const struct cli *c)
-{
-	return c->no_exec ? run_no_exec(c) : run_direct(c);
 }
 
 /* ---- stats ---- */
@@ -880,10 +710,11 @@ static void stats_json(const struct cli *c, const struct vmamerge_query *q,
 	unsigned int i;
 
 	if (c->have_pid)
-		printf("{\"pid\": %d, \"state\": {\"opted_in\": %s, \"exec_keep\": %s, \"active\": %s, \"raw\": %u}",
+		printf("{\"pid\": %d, \"state\": {\"opted_in\": %s, \"exec_keep\": %s, \"exec_once\": %s, \"active\": %s, \"raw\": %u}",
 		       (int)c->pid,
 		       json_bool(q->state & VMAMERGE_STATE_OPTED_IN),
 		       json_bool(q->state & VMAMERGE_STATE_EXEC_KEEP),
+		       json_bool(q->state & VMAMERGE_STATE_EXEC_ONCE),
 		       json_bool(q->state & VMAMERGE_STATE_ACTIVE), q->state);
 	else
 		printf("{\"pid\": null, \"state\": null");

@@ -7,7 +7,7 @@
 #define _VMAMERGE_GLUE_H
 
 /*
- * Our two bits in mm->flags.  Bits 11-15 are unused by Debian 6.12
+ * Our bits in mm->flags.  Bits 11-15 are unused by Debian 6.12
  * (include/linux/sched/coredump.h) and outside MMF_INIT_MASK, so mm_init()
  * does not copy them: inheritance on fork and exec is ours to do
  * (uprobe_dup_mmap.c checks the mask at build time).  Bits 32-63 would not do on 6.12: its
@@ -16,6 +16,7 @@
  */
 #define VMAMERGE_MMF_OPTED_IN	14
 #define VMAMERGE_MMF_EXEC_KEEP	15
+#define VMAMERGE_MMF_EXEC_ONCE	13
 
 #define VMAMERGE_KERNEL_SERIES	"6.12"
 

@@ -32,9 +32,16 @@ enum vmamerge_advice {
 	VMAMERGE_ADVISE_DISABLE	= 2,	/* opt it out again */
 };
 
-/* Flags for VMAMERGE_ADVISE_ENABLE. */
-#define VMAMERGE_ADVISE_F_NO_EXEC	(1ULL << 0) /* opt-in ends at execve() */
-#define VMAMERGE_ADVISE_F_ALL		(VMAMERGE_ADVISE_F_NO_EXEC)
+/*
+ * Flags for VMAMERGE_ADVISE_ENABLE (at most one of them):
+ * NO_EXEC: the opt-in ends at execve();
+ * EXEC_ONCE: it survives the next execve() only - the program executed is
+ * opted in without exec-keep ("vmamerge run --no-exec").
+ */
+#define VMAMERGE_ADVISE_F_NO_EXEC	(1ULL << 0)
+#define VMAMERGE_ADVISE_F_EXEC_ONCE	(1ULL << 1)
+#define VMAMERGE_ADVISE_F_ALL		(VMAMERGE_ADVISE_F_NO_EXEC | \
+					 VMAMERGE_ADVISE_F_EXEC_ONCE)
 
 /*
  * ENABLE sets the exec behaviour anew each time: enabling an opted-in
@@ -130,6 +137,7 @@ enum vmamerge_counter {
 #define VMAMERGE_STATE_OPTED_IN		(1U << 0) /* advised ENABLE */
 #define VMAMERGE_STATE_EXEC_KEEP	(1U << 1) /* opt-in survives execve */
 #define VMAMERGE_STATE_ACTIVE		(1U << 2) /* opted in under the mode */
+#define VMAMERGE_STATE_EXEC_ONCE	(1U << 3) /* keep only for one exec */
 
 /*
  * VMAMERGE_IOC_QUERY: the state and counters of one process.  Querying

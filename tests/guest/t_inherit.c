@@ -266,6 +266,16 @@ int main(int argc, char **argv)
 	expect_state(vm_state(fd, VMAMERGE_TARGET_SELF, 0), OPT_NOEXEC,
 		     "NO_EXEC parent itself unchanged");
 
+	/* EXEC_ONCE: the next exec keeps it, without exec-keep; one more not */
+	set_self(VMAMERGE_ADVISE_ENABLE, VMAMERGE_ADVISE_F_EXEC_ONCE);
+	expect_state(vm_state(fd, VMAMERGE_TARGET_SELF, 0),
+		     ALL_STATE | VMAMERGE_STATE_EXEC_ONCE,
+		     "parent opted in with EXEC_ONCE");
+	expect_code(fork_exec("query-self"), OPT_NOEXEC,
+		    "EXEC_ONCE: the exec'd program is opted in, no exec-keep");
+	expect_code(fork_exec("query-exec"), 0,
+		    "EXEC_ONCE: a second exec is not opted in");
+
 	set_self(VMAMERGE_ADVISE_DISABLE, 0);
 	test_exec_after_advise_by_pid(0, ALL_STATE);
 	test_exec_after_advise_by_pid(VMAMERGE_ADVISE_F_NO_EXEC, 0);

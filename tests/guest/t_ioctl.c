@@ -346,8 +346,14 @@ static void test_advise_bad(int enabled)
 	F("advice 3", EINVAL, 0, S, 0);
 	set_advise(VMAMERGE_TARGET_SELF, 0, 0xffffffffu, 0);
 	F("advice 0xffffffff", EINVAL, 0, S, 0);
-	set_advise(VMAMERGE_TARGET_SELF, 0, A, 1ULL << 1);
-	F("unknown flag bit 1", EINVAL, 0, S, 0);
+	set_advise(VMAMERGE_TARGET_SELF, 0, A, 1ULL << 2);
+	F("unknown flag bit 2", EINVAL, 0, S, 0);
+	set_advise(VMAMERGE_TARGET_SELF, 0, A,
+		   VMAMERGE_ADVISE_F_NO_EXEC | VMAMERGE_ADVISE_F_EXEC_ONCE);
+	F("NO_EXEC together with EXEC_ONCE", EINVAL, 0, S, 0);
+	set_advise(VMAMERGE_TARGET_SELF, 0, VMAMERGE_ADVISE_DISABLE,
+		   VMAMERGE_ADVISE_F_EXEC_ONCE);
+	F("DISABLE with EXEC_ONCE", EINVAL, 0, S, 0);
 	set_advise(VMAMERGE_TARGET_SELF, 0, A, 1ULL << 63);
 	F("unknown flag bit 63", EINVAL, 0, S, 0);
 	set_advise(VMAMERGE_TARGET_SELF, 0, A, 0);

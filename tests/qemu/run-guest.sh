@@ -32,9 +32,18 @@ mkdir -p "$(dirname "$log")"
 : >"$log"
 : >"$res"
 
-# One socket per NUMA node: with both vCPUs in one socket (QEMU's default
-# for -smp 2) they share an LLC across nodes and the kernel WARNs in
-# topology_sane() - fatal with panic_on_warn.
+# vCPUs: one by default.  Under multi-threaded TCG (QEMU 7.2) the kernel's
+# own text patching races with a second vCPU executing the patched code:
+# the livepatch transition's static_call update of cond_resched on 6.12
+# (and ftrace call sites on 6.1) oops with "int3" or a call to 0.  The
+# kernel's stock samples/livepatch module reproduces it within a few
+# enable/disable cycles under load, without vmamerge (docs/testing.md);
+# with one vCPU, or two vCPUs on one TCG thread, it does not happen.
+# VMAMERGE_GUEST_SMP=2 gives two vCPUs on a single TCG thread (slower).
+# Node 1 then has memory but no CPU, which NUMA migration tests need only.
+# With two vCPUs, one socket per node: both in one socket (QEMU's default)
+# share an LLC across nodes and the kernel WARNs in topology_sane() -
+# fatal with panic_on_warn.
 # la57=off: with 5-level paging a debug kernel splatted early under TCG
 # (shared/design/craft.md). quiet/loglevel=4: only warnings and worse reach
 # the console. Stall detectors are relaxed a little for slow TCG hosts; real
@@ -43,13 +52,19 @@ append="console=ttyS0,115200 panic_on_warn=1 panic=-1 oops=panic loglevel=4 quie
 append+=" log_buf_len=4M rcupdate.rcu_cpu_stall_timeout=60 watchdog_thresh=30"
 append+=" ${VMAMERGE_GUEST_APPEND:-}"
 
+if [[ ${VMAMERGE_GUEST_SMP:-1} == 2 ]]; then
+	cpus=(-accel tcg,thread=single -smp 2,sockets=2,cores=1,threads=1)
+	node1=(-numa node,nodeid=1,cpus=1,memdev=m1)
+else
+	cpus=(-accel tcg -smp 1)
+	node1=(-numa node,nodeid=1,memdev=m1)
+fi
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config
-	-accel tcg -cpu max,la57=off -smp 2,sockets=2,cores=1,threads=1 -m 3G
+	"${cpus[@]}" -cpu max,la57=off -m 3G
 	-object memory-backend-ram,id=m0,size=1536M
 	-object memory-backend-ram,id=m1,size=1536M
-	-numa node,nodeid=0,cpus=0,memdev=m0
-	-numa node,nodeid=1,cpus=1,memdev=m1
+	-numa node,nodeid=0,cpus=0,memdev=m0 "${node1[@]}"
 	-display none -monitor none -no-reboot
 	-serial "file:$log" -serial "file:$res"
 	-kernel "$kernel" -initrd "$initrd" -append "$append")
