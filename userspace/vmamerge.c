@@ -480,6 +480,23 @@ static void status_config(int fd)
 	print_state_line(stdout, "this process: ", q.state);
 }
 
+/*
+ * Why a module might not load here, and what to do about it: no
+ * livepatch support, or lockdown (Secure Boot) refusing unsigned modules.
+ */
+static void status_load_hints(void)
+{
+	char *lockdown;
+
+	if (access("/sys/kernel/livepatch", F_OK))
+		msg("this kernel has no livepatch support (CONFIG_LIVEPATCH): vmamerge cannot work on it");
+	lockdown = read_line("/sys/kernel/security/lockdown");
+	if (lockdown && !strstr(lockdown, "[none]"))
+		msg("kernel lockdown is on (%s): only signed modules load; dkms signs with /var/lib/dkms/mok.key - enroll it once with 'sudo mokutil --import /var/lib/dkms/mok.pub' and reboot",
+		    lockdown);
+	free(lockdown);
+}
+
 static int cmd_status(void)
 {
 	struct utsname uts;
@@ -492,6 +509,7 @@ static int cmd_status(void)
 		printf("module:       not loaded\n");
 		fflush(stdout);
 		msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
+		status_load_hints();
 		return EXIT_RUNTIME;
 	}
 	ver = read_line(SYSFS_MODULE "/version");
