@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vmamerge: replacement for vma_merge() of Debian's 6.1 kernel
- * (6.1.192-2, mm/mmap.c:1021).  Every merge of 6.1 goes through it:
+ * (6.1.192-2, mm/mmap.c:1021).  These paths of 6.1 merge through it:
  * mprotect, madvise, mlock, mbind, userfaultfd, the in-place mremap
  * expansion, copy_vma() for an mremap move, and mmap_region()'s re-merge
- * of a file mapping whose driver changed its flags.
+ * of a file mapping whose driver changed its flags.  A new anonymous
+ * mmap() and brk() do not: __mmap_region() and do_brk_flags() check
+ * mergeability themselves and call vma_expand() directly.
  *
  * A livepatch replacement cannot call the function it replaces, so this is
  * a copy of the stock function and of the static helpers it uses: the
