@@ -22,6 +22,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 export VMAMERGE_CACHE=$cache
+# kdir_of RELEASE: the unpacked header tree tests/setup.sh made for RELEASE.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$repo/tests/lib.sh"
 # What the module build needs from the repo (copied per kernel).
 module_files=(Kbuild Makefile module dkms.conf)
 jobs=$(nproc)
@@ -126,14 +129,21 @@ own_warnings() { # LOG SRCDIR
 		}'
 }
 
+# need_kdir RELEASE: from inside a step: the header tree of RELEASE, or fail
+need_kdir() {
+	kdir_ready "$1" || { kdir_missing_msg "$1" >&2; return 1; }
+	kdir_of "$1"
+}
+
 step_build() { # RELEASE
-	local rel=$1 src log warn
+	local rel=$1 src log warn kdir
 	has_target "$repo/Makefile" module || skip_step "no 'module' target in the top-level Makefile yet"
+	kdir=$(need_kdir "$rel")
 	src=$(build_dir "$rel")
 	log=$logdir/build-$rel.log
 	stage_module_src "$src"
-	echo "make -C $src KVER=$rel W=1 module  (log: $log)"
-	if ! make -C "$src" -j"$jobs" KVER="$rel" W=1 module >"$log" 2>&1; then
+	echo "make -C $src KDIR=$kdir KVER=$rel W=1 module  (log: $log)"
+	if ! make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" W=1 module >"$log" 2>&1; then
 		show_tail "$log" 60
 		return 1
 	fi
@@ -147,15 +157,16 @@ step_build() { # RELEASE
 }
 
 step_sparse() { # RELEASE
-	local rel=$1 src log warn
+	local rel=$1 src log warn kdir
 	has_target "$repo/Makefile" module || skip_step "no 'module' target in the top-level Makefile yet"
+	kdir=$(need_kdir "$rel")
 	# A tree of its own: a second `make module` in the W=1 tree would run the
 	# post-link converter again on the .ko the guest boots.
 	src=$cache/build/$rel/sparse
 	stage_module_src "$src"
 	log=$logdir/sparse-$rel.log
-	echo "make -C $src KVER=$rel C=2 CHECK=sparse module  (log: $log)"
-	if ! make -C "$src" -j"$jobs" KVER="$rel" C=2 CHECK=sparse module >"$log" 2>&1; then
+	echo "make -C $src KDIR=$kdir KVER=$rel C=2 CHECK=sparse module  (log: $log)"
+	if ! make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" C=2 CHECK=sparse module >"$log" 2>&1; then
 		show_tail "$log" 60
 		return 1
 	fi
@@ -172,8 +183,9 @@ dkms_version() {
 }
 
 step_dkms() { # RELEASE
-	local rel=$1 ver log stage rc
+	local rel=$1 ver log stage rc kdir
 	[[ -f $repo/dkms.conf ]] || skip_step "no dkms.conf yet"
+	kdir=$(need_kdir "$rel")
 	ver=$(dkms_version)
 	[[ -n $ver ]] || { echo "dkms.conf has no PACKAGE_VERSION"; return 1; }
 	stage=$cache/dkms-src/vmamerge-$ver
@@ -181,10 +193,15 @@ step_dkms() { # RELEASE
 	rm -rf "$cache/dkms/vmamerge"
 	mkdir -p "$cache/dkms"
 	log=$logdir/dkms-$rel.log
-	echo "dkms build -m vmamerge -v $ver -k $rel  (log: $log)"
+	# --kernelsourcedir: dkms's own checks (.config, BUILD_EXCLUSIVE_CONFIG, CC
+	# from .kernelvariables) and its default make command use the unpacked
+	# tree. dkms.conf's MAKE[0] ("make module KVER=...") does not pass it on:
+	# KDIR in the environment reaches the Makefile's "KDIR ?=". Everything
+	# dkms writes for `build` goes to --dkmstree; nothing under /lib/modules.
+	echo "dkms build -m vmamerge -v $ver -k $rel --kernelsourcedir $kdir  (log: $log)"
 	set +e
-	dkms build --dkmstree "$cache/dkms" --sourcetree "$cache/dkms-src" \
-		-m vmamerge -v "$ver" -k "$rel" >"$log" 2>&1
+	KDIR=$kdir dkms build --dkmstree "$cache/dkms" --sourcetree "$cache/dkms-src" \
+		--kernelsourcedir "$kdir" -m vmamerge -v "$ver" -k "$rel" >"$log" 2>&1
 	rc=$?
 	set -e
 	if ((rc != 0)); then

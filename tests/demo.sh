@@ -33,7 +33,9 @@ echo "=== building the module for $rel"
 has_target "$repo/Makefile" module || { echo "demo: no 'module' target in the top-level Makefile" >&2; exit 1; }
 src=$(build_dir "$rel")
 stage_module_src "$src"
-make -C "$src" -j"$jobs" KVER="$rel" module >"$logdir/build-$rel.log" 2>&1 || {
+kdir=$(kdir_of "$rel")
+kdir_ready "$rel" || { kdir_missing_msg "$rel" >&2; exit 1; }
+make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" module >"$logdir/build-$rel.log" 2>&1 || {
 	show_tail "$logdir/build-$rel.log" 60
 	exit 1
 }

@@ -7,7 +7,9 @@
 # result with readelf.  Nothing is loaded into the running kernel.
 #
 # usage: tests/klp-convert-test.sh [KDIR...]
-#   KDIR defaults to the Debian 6.12 and 6.1 header trees when present.
+#   KDIR defaults to the header trees of tests/matrix (newest first) that
+#   tests/setup.sh unpacked into $VMAMERGE_CACHE/headers/ (tests/lib.sh);
+#   VMAMERGE_KERNELS (e.g. "6.12") restricts them.
 #   KLP_CONVERT=path uses an existing binary instead of building one.
 #   KEEP_TMP=1 keeps the temporary directory for inspection.
 #
@@ -16,6 +18,8 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$here/lib.sh"
 src=$here/../module/klp-convert/klp-convert.c
 pass=0
 fail=0
@@ -74,13 +78,21 @@ else
 fi
 
 if [ $# -eq 0 ]; then
-	for d in /lib/modules/6.12.117+deb12-amd64/build \
-		 /lib/modules/6.1.0-56-amd64/build; do
-		[ -d "$d" ] && set -- "$@" "$d"
-	done
+	# tests/matrix lists the oldest first
+	while read -r s r _; do
+		[[ -z ${s:-} || $s == \#* || -z ${r:-} ]] && continue
+		if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
+			continue
+		fi
+		if kdir_ready "$r"; then
+			set -- "$(kdir_of "$r")" "$@"
+		else
+			echo "# skipping $r: $(kdir_missing_msg "$r")"
+		fi
+	done <"$here/matrix"
 fi
 if [ $# -eq 0 ]; then
-	echo "klp-convert-test: no kernel header tree found" >&2
+	echo "klp-convert-test: no kernel header tree found: run tests/setup.sh first" >&2
 	exit 1
 fi
 
@@ -151,7 +163,7 @@ series_of() {
 	local rel
 
 	rel=$(cat "$1/include/config/kernel.release" 2>/dev/null) ||
-		rel=$(basename "$(dirname "$1")")
+		rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$1/include/generated/utsrelease.h")
 	sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$rel"
 }
 

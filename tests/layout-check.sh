@@ -27,7 +27,8 @@
 # "layout-check: N passed, N failed, N skipped"; the exit status is 1 if
 # anything failed.
 #
-# The header packages and sources come from tests/setup.sh.  Debian's
+# The header trees (unpacked, see kdir_of in tests/lib.sh) and sources come
+# from tests/setup.sh; without them: "run tests/setup.sh first".  Debian's
 # linux-image package carries only a placeholder System.map; the real one
 # is in linux-image-<release>-dbg.  It is looked for in, in this order:
 #   $VMAMERGE_SYSTEM_MAP_DIR/System.map-<release>
@@ -44,6 +45,8 @@ set -u
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mod=$top/module
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$top/tests/lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/vmamerge-layout.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -81,9 +84,10 @@ enumerators() { sed 's/[ =,].*//' | grep -v '^$'; }
 
 layout_check() { # layout_check SERIES RELEASE SRC
 	local s=$1 r=$2 src=$3 ours=$mod/kernel-$1/mm_vma.h
-	local real=$src/mm/vma.h kdir=/lib/modules/$2/build w=$work/layout-$1
+	local real=$src/mm/vma.h kdir w=$work/layout-$1
 	local m e f
 
+	kdir=$(kdir_of "$r")
 	if [[ ! -f $real ]]; then
 		not_ok "$s: real mm/vma.h present ($real)"
 		return
@@ -300,9 +304,10 @@ find_system_map() { # find_system_map RELEASE
 }
 
 symbol_check() { # symbol_check SERIES RELEASE
-	local s=$1 r=$2 kdir=/lib/modules/$2/build w=$work/sym-$1
+	local s=$1 r=$2 kdir w=$work/sym-$1
 	local map f objs=() sym
 
+	kdir=$(kdir_of "$r")
 	mkdir -p "$w"
 	for f in "$mod/kernel-$s"/*.c; do
 		[[ -f $f ]] || continue
@@ -387,8 +392,8 @@ while read -r s r v _; do
 		continue
 	fi
 	src=$cache/src/linux-source-$s
-	if [[ ! -f /lib/modules/$r/build/Makefile ]]; then
-		not_ok "$s: headers of $r installed (run tests/setup.sh)"
+	if ! kdir_ready "$r"; then
+		not_ok "$s: headers of $r unpacked ($(kdir_missing_msg "$r"))"
 		continue
 	fi
 	if [[ -f $src/Makefile ]]; then

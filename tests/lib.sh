@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# Shared helpers of the test scripts (sourced, not executed).
+#
+# Kernel header trees: tests/setup.sh downloads the pinned linux-headers-*
+# and linux-kbuild-* packages of tests/matrix (never installs them) and
+# unpacks them into one root per release, $VMAMERGE_CACHE/headers/<release>/;
+# the tree to build against (KDIR) is usr/src/linux-headers-<release> there.
+# Nothing uses /lib/modules/<release>/build of the host.
+
+# kdir_of RELEASE: the unpacked header tree of RELEASE (it may not exist)
+kdir_of() {
+	printf '%s/headers/%s/usr/src/linux-headers-%s\n' \
+		"${VMAMERGE_CACHE:-/var/cache/vmamerge}" "$1" "$1"
+}
+
+# kdir_ready RELEASE: is the unpacked header tree of RELEASE there?
+kdir_ready() {
+	[[ -f $(kdir_of "$1")/Makefile ]]
+}
+
+# kdir_missing_msg RELEASE: what to tell the user when it is not
+kdir_missing_msg() {
+	printf 'no kernel headers of %s in %s: run tests/setup.sh first\n' \
+		"$1" "$(kdir_of "$1")"
+}
