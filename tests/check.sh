@@ -354,6 +354,13 @@ summary() {
 }
 
 main() {
+	# Runs share $cache/build/<release>/: one at a time.
+	mkdir -p "$cache"
+	exec 9>"$cache/.check.lock"
+	if ! flock -n 9; then
+		echo "check: another make check is using $cache; waiting for it" >&2
+		flock 9
+	fi
 	local t_all i rel
 	mkdir -p "$logdir"
 	: >"$tapfile"
