@@ -80,9 +80,7 @@ static int __init vmamerge_init(void)
 	ret = vmamerge_check_running_build();
 	if (ret)
 		return ret;
-	ret = vmamerge_counters_init();
-	if (ret)
-		return ret;
+	/* The counters need no setup: per-CPU data, shadows made on demand. */
 	ret = vmamerge_injected_failure(1) ?: vmamerge_optin_init();
 	if (ret)
 		goto err_counters;

@@ -94,11 +94,6 @@ void vmamerge_mm_counters_free_all(void)
 	klp_shadow_free_all(VMAMERGE_SHADOW_MM_COUNTERS, NULL);
 }
 
-int vmamerge_counters_init(void)
-{
-	return 0;
-}
-
 void vmamerge_counters_exit(void)
 {
 	vmamerge_mm_counters_free_all();

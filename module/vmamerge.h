@@ -66,7 +66,6 @@ void vmamerge_optin_exit(void);
 void vmamerge_count(struct mm_struct *mm, enum vmamerge_counter c, u64 n);
 void vmamerge_counters_read_global(u64 *out);	/* VMAMERGE_NR_COUNTERS */
 void vmamerge_counters_read_mm(struct mm_struct *mm, u64 *out);
-int vmamerge_counters_init(void);
 void vmamerge_counters_exit(void);
 /* per-mm part: called by optin.c */
 int vmamerge_mm_counters_alloc(struct mm_struct *mm, gfp_t gfp);
