@@ -131,8 +131,8 @@ static struct task_struct *vmamerge_get_task(u32 kind, s32 id)
  * (mmput it) or an ERR_PTR: -ESRCH for a dead process, -EINVAL for one
  * without an address space (kernel thread), -EPERM without rights.
  */
-struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id,
-						unsigned int mode, pid_t *pid)
+struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id, unsigned int mode,
+					 pid_t *pid)
 {
 	struct task_struct *task;
 	struct mm_struct *mm;

@@ -56,14 +56,14 @@ int vmamerge_set_features(unsigned int features)
 }
 
 /*
- * Test hook: make init fail after step N has succeeded (1 counters, 2 the
- * exec/exit hooks, 3 the control device, 4 debugfs - so 4 fails just
- * before the livepatch would be enabled), so the test suite can check
- * that a failed load leaves nothing behind.
+ * Test hook: make init fail at point N (1 before the exec/exit hooks,
+ * 2 after them, 3 after the control device, 4 after debugfs, just before
+ * the livepatch would be enabled), so the test suite can check that a
+ * failed load leaves nothing behind.
  */
 static int test_fail_init;
 module_param(test_fail_init, int, 0400);
-MODULE_PARM_DESC(test_fail_init, "testing only: fail init after step N (1-4)");
+MODULE_PARM_DESC(test_fail_init, "testing only: fail init at point N (1-4)");
 
 static int vmamerge_injected_failure(int step)
 {

@@ -4,8 +4,8 @@
  *
  * Bits in mm->flags that the running kernel does not use (the glue names
  * them, glue.h) say whether an address space is opted in, whether the
- * opt-in survives execve() and whether it does so only once.  They live and die with the mm; nothing is
- * looked up on the hot path but one bit.
+ * opt-in survives execve() and whether it does so only once.  They live
+ * and die with the mm; nothing is looked up on the hot path but one bit.
  *
  * Inheritance:
  *  - fork: dup_mmap() calls uprobe_dup_mmap(oldmm, mm) with both mms write-
@@ -50,6 +50,15 @@ static void vmamerge_mm_assign_bit(struct mm_struct *mm, int bit, bool on)
 		clear_bit(bit, &mm->flags);
 }
 
+/* Set the opt-in bits, exec bits first: OPTED_IN never shows stale ones. */
+static void vmamerge_mm_set(struct mm_struct *mm, bool exec_keep,
+			    bool exec_once)
+{
+	vmamerge_mm_assign_bit(mm, VMAMERGE_MMF_EXEC_KEEP, exec_keep);
+	vmamerge_mm_assign_bit(mm, VMAMERGE_MMF_EXEC_ONCE, exec_once);
+	set_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
+}
+
 /*
  * vmamerge_mm_enable - opt @mm in.  The caller holds a reference on @mm
  * (mm_users), so it cannot reach exit_mmap() meanwhile.  On failure the
@@ -62,9 +71,7 @@ int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep, bool exec_once)
 	ret = vmamerge_mm_counters_alloc(mm, GFP_KERNEL);
 	if (ret)
 		return ret;
-	vmamerge_mm_assign_bit(mm, VMAMERGE_MMF_EXEC_KEEP, exec_keep);
-	vmamerge_mm_assign_bit(mm, VMAMERGE_MMF_EXEC_ONCE, exec_once);
-	set_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
+	vmamerge_mm_set(mm, exec_keep, exec_once);
 	return 0;
 }
 
@@ -84,9 +91,7 @@ static void vmamerge_mm_inherit(struct mm_struct *to, bool exec_keep,
 				bool exec_once, gfp_t gfp)
 {
 	vmamerge_mm_counters_alloc(to, gfp);
-	vmamerge_mm_assign_bit(to, VMAMERGE_MMF_EXEC_KEEP, exec_keep);
-	vmamerge_mm_assign_bit(to, VMAMERGE_MMF_EXEC_ONCE, exec_once);
-	set_bit(VMAMERGE_MMF_OPTED_IN, &to->flags);
+	vmamerge_mm_set(to, exec_keep, exec_once);
 }
 
 /*
