@@ -7,6 +7,13 @@
  * build's layout, so the module refuses every other build at load time.
  * tests/matrix pins the same builds for "make check"; adding a build means
  * adding it to both (README: "Adding a kernel build").
+ *
+ * Each Debian build has a debug twin: the same Debian linux-source, built
+ * by tests/debug-kernel/build.sh with the project's debug configuration
+ * (KASAN, lockdep, DEBUG_VM, ...).  The replacement functions are written
+ * from those sources and compiled against the tree they load into, so the
+ * twin runs the same code under the checkers; build.sh stamps its UTS
+ * version with the Debian version it was built from.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +34,11 @@ static const struct vmamerge_build vmamerge_validated_builds[] = {
 	  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-11-16)" },
 	{ "6.12.117+deb12-amd64",
 	  "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1~deb12u1 (2026-11-14)" },
+	/* debug twins (tests/debug-kernel/build.sh) */
+	{ "6.1.192-vmamerge-debug",
+	  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 vmamerge-debug" },
+	{ "6.12.117-vmamerge-debug",
+	  "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1~deb12u1 vmamerge-debug" },
 };
 
 static bool vmamerge_build_matches(const struct vmamerge_build *b)

@@ -14,6 +14,12 @@
 #                           up to 1200 s for its load/unload cycles alone)
 #   VMAMERGE_GUEST_APPEND   extra guest kernel arguments; NAME=VALUE words become
 #                           environment of the guest tests (e.g. VMAMERGE_CYCLES=5)
+#   VMAMERGE_DEBUG=0        leave out the debug kernels (a developer shortcut:
+#                           `make check` and CI run them)
+#
+# Kernels: each build of tests/matrix ("stock") and its debug twin, built
+# from the same Debian linux-source by tests/debug-kernel/build.sh (KASAN,
+# lockdep, DEBUG_VM, ...; cached by version and config fragment).
 #
 # Logs: $VMAMERGE_CACHE/logs/<timestamp>/ (the last 10 runs are kept).
 # demo.sh sources this file for its helpers (main runs only when executed).
@@ -72,17 +78,25 @@ show_tail() { # FILE [N]
 }
 
 # ---- the matrix ------------------------------------------------------------------
-series=() releases=()
+# releases[i] is a kernel under test, series[i] its series and kinds[i]
+# "stock" or "debug"; stock ones come first.
+series=() releases=() kinds=()
 read_matrix() {
-	local s r v
+	local s r v dseries=() dreleases=()
 	while read -r s r v _; do
 		[[ -z ${s:-} || $s == \#* ]] && continue
 		[[ -n ${v:-} ]] || continue
 		if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
 			continue
 		fi
-		series+=("$s") releases+=("$r")
+		series+=("$s") releases+=("$r") kinds+=(stock)
+		dseries+=("$s") dreleases+=("$(debug_release_of "$v")")
 	done <"$repo/tests/matrix"
+	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]]; then
+		for s in "${!dseries[@]}"; do
+			series+=("${dseries[$s]}") releases+=("${dreleases[$s]}") kinds+=(debug)
+		done
+	fi
 	if ((${#series[@]} == 0)); then
 		echo "check: no kernel of tests/matrix selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')" >&2
 		exit 1
@@ -91,6 +105,17 @@ read_matrix() {
 
 # ---- steps ---------------------------------------------------------------------------
 step_setup() { bash "$repo/tests/setup.sh"; }
+
+step_debug_kernel() { # SERIES RELEASE
+	local log=$logdir/debug-kernel-$1.log rel
+	echo "tests/debug-kernel/build.sh $1  (log: $log; kernel build log in $cache/debug/)"
+	if ! rel=$(bash "$repo/tests/debug-kernel/build.sh" "$1" 2>"$log"); then
+		show_tail "$log" 40
+		return 1
+	fi
+	cat "$log"
+	[[ $rel == "$2" ]] || { echo "build.sh made $rel, expected $2"; return 1; }
+}
 
 build_dir() { echo "$cache/build/$1/src"; }
 
@@ -270,23 +295,55 @@ stage_guest() {
 	return 0
 }
 
-step_guest() { # RELEASE
-	local rel=$1 stage initrd log rc res line n=0 desc
+# Guest knobs of the debug kernels (tests/guest/run.sh documents them).
+debug_guest_knobs="VMAMERGE_CYCLES=8 VMAMERGE_SEEDS=1,2 VMAMERGE_NOPS=200"
+
+# guest_boot RELEASE KIND: stage, pack and boot one guest; its exit status
+# and duration go to $logdir/guest-RELEASE.{rc,seconds}. Runs in the
+# background next to another guest (run_guests), so everything it prints
+# is prefixed with the release.
+guest_boot() {
+	local rel=$1 kind=$2 stage initrd log rc t0
+	t0=$(now)
 	stage=$cache/stage/$rel
 	initrd=$cache/initrd/$rel.cpio.gz
 	log=$logdir/guest-$rel.log
+	: >"$log.results"
 	if [[ ! -f $(build_dir "$rel")/vmamerge.ko ]]; then
-		echo "no vmamerge.ko for $rel (its build failed): not booting"
-		return 1
+		echo "no vmamerge.ko for $rel (its build failed): not booting" >"$log.why"
+		echo 1 >"$log.rc"
+		return 0
 	fi
 	stage_guest "$rel" "$stage"
-	bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$initrd" "$stage"
-	echo "booting $rel (timeout ${VMAMERGE_GUEST_TIMEOUT:-1800}s), log: $log"
+	local gmods=zram append=${VMAMERGE_GUEST_APPEND:-}
+	if [[ $kind == debug ]]; then
+		# Everything is built in; KASAN and lockdep make the guest some
+		# times slower, so the repetitive parts run fewer rounds (the
+		# caller's VMAMERGE_GUEST_APPEND comes last and wins).
+		gmods=""
+		append="$debug_guest_knobs $append"
+	fi
+	VMAMERGE_GUEST_MODULES=$gmods bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$initrd" "$stage"
+	echo "[$rel] booting (timeout ${VMAMERGE_GUEST_TIMEOUT:-1800}s), log: $log"
 	set +e
-	bash "$repo/tests/qemu/run-guest.sh" "$rel" "$initrd" "$log" "${VMAMERGE_GUEST_TIMEOUT:-1800}"
-	rc=$?
+	VMAMERGE_GUEST_APPEND=$append VMAMERGE_STREAM_PREFIX="  [$rel] " \
+		bash "$repo/tests/qemu/run-guest.sh" "$rel" "$initrd" "$log" \
+		"${VMAMERGE_GUEST_TIMEOUT:-1800}" 2>&1 | sed -u "/^  \[/!s/^/  [$rel] /"
+	rc=${PIPESTATUS[0]}
 	set -e
+	echo "$rc" >"$log.rc"
+	since "$t0" >"$log.seconds"
+}
+
+# guest_collect RELEASE: the TAP lines of a finished guest, prefixed with
+# the release; fails if the guest did.
+guest_collect() {
+	local rel=$1 log res rc line n=0 desc
+	log=$logdir/guest-$rel.log
 	res=$log.results
+	[[ -f $log.why ]] && cat "$log.why"
+	rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+	echo "guest $rel: exit status $rc after $(cat "$log.seconds" 2>/dev/null || echo ?) s"
 	# The guest's own TAP lines, prefixed with the release.
 	while IFS= read -r line; do
 		line=${line%$'\r'}
@@ -300,15 +357,39 @@ step_guest() { # RELEASE
 			fi
 		fi
 	done <"$res"
-	if ! grep -aq '^GUEST-RESULT:' "$res"; then
+	if [[ ! -f $log.why ]] && ! grep -aq '^GUEST-RESULT:' "$res"; then
 		tap "not ok - $rel: guest test script finished (no GUEST-RESULT line after $n results)"
 	fi
 	if ((rc != 0)); then
+		[[ -f $log ]] || return 1
 		echo "--- first kernel splat lines of $log:"
-		tr -d '\r' <"$log" | grep -aE -m 12 'Kernel panic|Oops|BUG:|WARNING:|general protection|RIP: 0010|Unable to handle' | sed 's/^/  | /' || true
+		tr -d '\r' <"$log" | grep -aE -m 12 'Kernel panic|Oops|BUG:|WARNING:|general protection|RIP: 0010|Unable to handle|KASAN' | sed 's/^/  | /' || true
 		show_tail "$log" 60
 		return 1
 	fi
+}
+
+# run_guests: boot every kernel's guest, $guest_jobs at a time (each QEMU
+# TCG guest has one vCPU and keeps one host core busy), then report them in
+# matrix order.
+guest_jobs=${VMAMERGE_GUEST_JOBS:-$(nproc)}
+run_guests() {
+	local i rel t0 running
+	t0=$(now)
+	echo "=== guests: ${releases[*]} ($guest_jobs at a time)"
+	for i in "${!releases[@]}"; do
+		while running=$(jobs -rp | wc -l) && ((running >= guest_jobs)); do
+			wait -n || true
+		done
+		guest_boot "${releases[$i]}" "${kinds[$i]}" &
+	done
+	wait || true
+	timings+=("$(printf '%8ss  %s' "$(since "$t0")" "guests (wall, $guest_jobs at a time)")")
+	for i in "${!releases[@]}"; do
+		rel=${releases[$i]}
+		run_step "$rel: guest boot, tests, no splat ($(cat "$logdir/guest-$rel.log.seconds" 2>/dev/null || echo ?) s)" \
+			guest_collect "$rel"
+	done
 }
 
 prune_logs() {
@@ -359,9 +440,14 @@ main() {
 	fi
 
 	for i in "${!releases[@]}"; do
+		[[ ${kinds[$i]} == debug ]] || continue
+		run_step "debug kernel ${releases[$i]}" step_debug_kernel "${series[$i]}" "${releases[$i]}"
+	done
+	for i in "${!releases[@]}"; do
 		rel=${releases[$i]}
 		run_step "build $rel (W=1)" step_build "$rel"
-		run_step "sparse $rel" step_sparse "$rel"
+		# sparse sees the same sources for both kinds: once per series.
+		[[ ${kinds[$i]} == debug ]] || run_step "sparse $rel" step_sparse "$rel"
 		run_step "dkms build $rel" step_dkms "$rel"
 	done
 	run_step "checkpatch module/" step_checkpatch
@@ -370,10 +456,7 @@ main() {
 	run_step "klp-convert test" step_klp_convert_test
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
 	run_step "guest test programs" step_guest_build
-	for i in "${!releases[@]}"; do
-		rel=${releases[$i]}
-		run_step "$rel: guest boot, tests, no splat" step_guest "$rel"
-	done
+	run_guests
 	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
 	summary
 }

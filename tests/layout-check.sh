@@ -37,8 +37,12 @@
 #   /usr/lib/debug/boot/System.map-<release>
 # Without one, the symbol checks of that kernel are skipped.
 #
+# The symbol checks also run for each series' debug twin
+# (tests/debug-kernel/build.sh) when its build tree is there.
+#
 # Environment: VMAMERGE_CACHE (default /var/cache/vmamerge),
-# VMAMERGE_SYSTEM_MAP_DIR, VMAMERGE_KERNELS (e.g. "6.12"; default: all).
+# VMAMERGE_SYSTEM_MAP_DIR, VMAMERGE_KERNELS (e.g. "6.12"; default: all),
+# VMAMERGE_DEBUG=0 (leave the debug twins out).
 
 set -u
 
@@ -408,6 +412,12 @@ while read -r s r v _; do
 		layout_check "$s" "$r" "$src"
 	fi
 	symbol_check "$s" "$r"
+	# The debug twin has another configuration, so other static
+	# duplicates: every sympos must hold there too.
+	dr=$(debug_release_of "$v")
+	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]] && kdir_ready "$dr"; then
+		symbol_check "$s" "$dr"
+	fi
 done <"$top/tests/matrix"
 
 echo "1..$((npass + nfail + nskip))"

@@ -23,3 +23,10 @@ kdir_missing_msg() {
 	printf 'no kernel headers of %s in %s: run tests/setup.sh first\n' \
 		"$1" "$(kdir_of "$1")"
 }
+
+# debug_release_of DEBIAN_VERSION: the release of the debug twin that
+# tests/debug-kernel/build.sh builds from the same linux-source
+# (6.12.117-1~deb12u1 -> 6.12.117-vmamerge-debug)
+debug_release_of() {
+	printf '%s-vmamerge-debug\n' "${1%%-*}"
+}

@@ -38,7 +38,8 @@ matrix=$here/matrix
 # (their Depends; Debian's kbuild calls gcc-12 / x86_64-linux-gnu-gcc-12).
 base_pkgs=(gcc make libc6-dev bc kmod cpio xz-utils zstd qemu-system-x86
 	busybox-static sparse dkms perl python3
-	gcc-12 pahole libelf1 libssl3 zlib1g)
+	gcc-12 pahole libelf1 libssl3 zlib1g
+	flex bison libelf-dev libssl-dev)	# the last four: debug kernels
 
 log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }

@@ -5,7 +5,7 @@
 #   module  /lib/vmamerge/vmamerge.ko   (VMAMERGE_KO overrides)
 #   CLI     /bin/vmamerge               (VMAMERGE_CLI; CLI tests skipped if absent)
 #   env     KREL (informational), VMAMERGE_CYCLES (50), VMAMERGE_SEEDS
-#           ("1 2 3 4 5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
+#           ("1 2 3 4 5" or "1,2,3,4,5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
 #           VMAMERGE_CYCLE_BUDGET_S (1200)
 #
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
@@ -32,7 +32,8 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 KO=${VMAMERGE_KO:-/lib/vmamerge/vmamerge.ko}
 CLI=${VMAMERGE_CLI:-/bin/vmamerge}
 CYCLES=${VMAMERGE_CYCLES:-50}
-SEEDS=${VMAMERGE_SEEDS:-"1 2 3 4 5"}
+# (commas for spaces: the kernel command line cannot carry a space)
+SEEDS=$(echo "${VMAMERGE_SEEDS:-1 2 3 4 5}" | tr ',' ' ')
 NOPS=${VMAMERGE_NOPS:-300}
 CHURN_MS=${VMAMERGE_CHURN_MS:-300}
 BUDGET_S=${VMAMERGE_CYCLE_BUDGET_S:-1200}
