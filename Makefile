@@ -22,8 +22,8 @@ KLP_CONVERT := module/klp-convert/klp-convert
 SERIES = $(shell sed -n 's/^\#define UTS_RELEASE "\([0-9]*\.[0-9]*\).*/\1/p' \
 	   $(KDIR)/include/generated/utsrelease.h)
 
-.PHONY: all module cli klp-convert install uninstall check demo clean \
-	check-kdir
+.PHONY: all module cli klp-convert install uninstall check demo bench soak \
+	clean check-kdir
 
 all: module cli
 
@@ -81,6 +81,15 @@ check:
 
 demo:
 	bash tests/demo.sh
+
+bench:
+	bash tests/bench/bench.sh
+
+# Long data-checking torture runs in every kernel's guest (SOAK_S seconds
+# each; needs the module builds of a previous `make check`).
+SOAK_S ?= 3600
+soak:
+	bash tests/soak.sh $(SOAK_S)
 
 clean:
 	-test ! -f $(KDIR)/Makefile || $(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -1,0 +1,247 @@
+#!/bin/sh
+# vmamerge benchmarks, guest side (busybox sh).  Staged as /tests/run.sh
+# next to the benchmark programs; /init runs it and copies its output to
+# the results channel.  Prints JSON lines (one per measurement, starting
+# with "{") and "# " progress lines.
+#
+# Every figure is a ratio between configurations of the same boot:
+#   stock       module not loaded
+#   loaded      module loaded, process not opted in (features all on)
+#   off         opted in, features none
+#   renumber    opted in, renumber only
+#   transplant  opted in, transplant only
+#   both        opted in, renumber and transplant
+# Two ways of taking turns:
+#  - spacing and the workloads need a fresh process per measurement: in
+#    each of BENCH_REPS repetitions every configuration runs once, the
+#    order rotating from one repetition to the next;
+#  - micro and bigmove switch configurations inside one process (opt-in
+#    and features by ioctl between batches or moves, see bench.h), so only
+#    stock vs module-loaded needs separate processes: each round runs one
+#    process with the module unloaded (configurations stock and stock2, an
+#    identical twin that measures the noise) and one with it loaded (all
+#    other configurations), the order alternating from round to round.
+#
+# Environment (kernel command line words NAME=VALUE reach us as such; the
+# command line cannot carry spaces, so lists may use commas instead):
+#   BENCH_N       spacing: number of mappings (20000)
+#   BENCH_REPS    repetitions of spacing and the workloads (2)
+#   BENCH_SIZES   bigmove: region sizes in MiB ("4 64 1024")
+#   BENCH_MOVES   bigmove: timed moves per configuration and process (5)
+#   BENCH_MICRO   micro: "ITERS BATCHES" (256 15)
+#   BENCH_MICRO_ROUNDS  micro: rounds (4)
+#   BENCH_BIGMOVE_ROUNDS  bigmove: rounds (1)
+#   BENCH_SUITES  which benchmarks ("spacing micro bigmove workload")
+#   BENCH_CONFIGS which configurations ("stock loaded off renumber transplant both")
+#   BENCH_WORKLOAD_REPS  repetitions of each workload per configuration (1)
+DIR=$(cd "$(dirname "$0")" && pwd)
+KO=/lib/vmamerge/vmamerge.ko
+LP=/sys/kernel/livepatch/vmamerge
+DBG=/sys/kernel/debug/vmamerge
+N=${BENCH_N:-20000}
+REPS=${BENCH_REPS:-2}
+SIZES=${BENCH_SIZES:-"4 64 1024"}
+MOVES=${BENCH_MOVES:-5}
+MROUNDS=${BENCH_MICRO_ROUNDS:-4}
+BROUNDS=${BENCH_BIGMOVE_ROUNDS:-1}
+MICRO=${BENCH_MICRO:-"256 15"}
+SUITES=${BENCH_SUITES:-"spacing micro bigmove workload"}
+CONFIGS=${BENCH_CONFIGS:-"stock loaded off renumber transplant both"}
+WREPS=${BENCH_WORKLOAD_REPS:-1}
+lst() { echo "$1" | tr , ' '; }
+SIZES=$(lst "$SIZES")
+MICRO=$(lst "$MICRO")
+SUITES=$(lst "$SUITES")
+CONFIGS=$(lst "$CONFIGS")
+export PATH="$DIR:$PATH"
+
+say() { echo "# $*"; }
+up() { cut -d' ' -f1 /proc/uptime; }
+fail() {
+	say "FATAL: $*"
+	echo "{\"bench\":\"error\",\"msg\":\"$*\"}"
+	exit 1
+}
+has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
+
+wait_until() { # SECONDS CMD...: poll CMD every 0.2 s
+	_t=$(($1 * 5))
+	shift
+	while [ $_t -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		_t=$((_t - 1))
+	done
+	return 1
+}
+lp_settled() { [ "$(cat $LP/transition 2>/dev/null)" = 0 ]; }
+lp_gone() { [ ! -e $LP ]; }
+mod_gone() { [ ! -e /sys/module/vmamerge ]; }
+loaded() { [ -e /sys/module/vmamerge ]; }
+
+load() {
+	loaded && return 0
+	insmod $KO || fail "insmod $KO"
+	wait_until 120 lp_settled || fail "livepatch transition did not finish"
+}
+unload() {
+	loaded || return 0
+	[ "$(cat $LP/enabled 2>/dev/null)" = 1 ] && echo 0 >$LP/enabled
+	wait_until 120 lp_gone || fail "livepatch did not go away"
+	wait_until 60 rmmod vmamerge 2>/dev/null || fail "rmmod vmamerge"
+	wait_until 30 mod_gone || fail "module did not go away"
+}
+
+# set_features WORDS: none, then each word; checked against debugfs
+set_features() {
+	echo none >$DBG/features || fail "features none"
+	for _f in $1; do
+		echo "$_f" >$DBG/features || fail "features $_f"
+	done
+}
+
+# config CFG: bring the system into CFG; sets BENCH_OPTIN
+config() {
+	case $1 in
+	stock) unload; BENCH_OPTIN=0 ;;
+	loaded) load; set_features "renumber transplant"; BENCH_OPTIN=0 ;;
+	off) load; set_features ""; BENCH_OPTIN=1 ;;
+	renumber) load; set_features renumber; BENCH_OPTIN=1 ;;
+	transplant) load; set_features transplant; BENCH_OPTIN=1 ;;
+	both) load; set_features "renumber transplant"; BENCH_OPTIN=1 ;;
+	*) fail "unknown configuration $1" ;;
+	esac
+	if loaded; then
+		echo optin >$DBG/mode || fail "mode optin"
+		_feat=$(cat $DBG/features)
+	else
+		_feat=-
+	fi
+	BENCH_CONFIG=$1
+	export BENCH_CONFIG BENCH_OPTIN
+	say "config $1 (features: $_feat, opt-in: $BENCH_OPTIN) uptime $(up)"
+}
+
+# rotate LIST K: LIST rotated left by K words
+rotate() {
+	_l=$1
+	_k=$2
+	set -- $_l
+	_n=$#
+	_k=$((_k % _n))
+	while [ $_k -gt 0 ]; do
+		_f=$1
+		shift
+		set -- "$@" "$_f"
+		_k=$((_k - 1))
+	done
+	echo "$@"
+}
+
+run_spacing() { # REP
+	for _m in diff same; do
+		spacing -n "$N" -m "$_m" || say "spacing -m $_m failed ($?)"
+	done
+	if [ "$1" = 1 ]; then # VMA count over time: one traced run per config
+		spacing -n "$N" -m diff -t 25 || say "spacing -t failed ($?)"
+	fi
+}
+
+run_micro() {
+	set -- $MICRO
+	micro -k "$1" -b "$2" || say "micro failed ($?)"
+}
+
+run_bigmove() {
+	# largest first: the biggest region needs the least fragmented memory
+	for _s in $(echo $SIZES | tr ' ' '\n' | sort -rn); do
+		for _a in aligned unaligned; do
+			for _h in nothp thp; do
+				bigmove -s "$_s" -a "$_a" -H "$_h" -k "$MOVES" ||
+					say "bigmove -s $_s -a $_a -H $_h failed ($?)"
+			done
+		done
+	done
+}
+
+run_workload() {
+	[ -x "$DIR/workload.sh" ] || { say "no workload.sh staged"; return; }
+	_i=1
+	while [ $_i -le "$WREPS" ]; do
+		sh "$DIR/workload.sh" || say "workload failed ($?)"
+		_i=$((_i + 1))
+	done
+}
+
+thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)
+echo "{\"bench\":\"meta\",\"kernel\":\"$(uname -r)\",\"n\":$N,\"reps\":$REPS,\"sizes\":\"$SIZES\",\"moves\":$MOVES,\"micro\":\"$MICRO\",\"suites\":\"$SUITES\",\"configs\":\"$CONFIGS\",\"thp\":\"$thp\",\"nproc\":$(nproc),\"mem_kb\":$(awk '/^MemTotal/ {print $2}' /proc/meminfo)}"
+[ -f $KO ] || fail "no $KO"
+
+t0=$(up)
+ts=$t0
+lap() { # NAME: time since the last lap
+	say "$1: $(awk -v a="$ts" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }') s"
+	ts=$(up)
+}
+
+# ---- per-process suites: spacing, workload --------------------------------
+pp=
+for s in $SUITES; do
+	case $s in spacing | workload) pp="$pp $s" ;; esac
+done
+if [ -n "$pp" ]; then
+	rep=1
+	while [ $rep -le "$REPS" ]; do
+		BENCH_REP=$rep
+		export BENCH_REP
+		for cfg in $(rotate "$CONFIGS" $((rep - 1))); do
+			config "$cfg"
+			for s in $pp; do
+				"run_$s" "$rep"
+			done
+		done
+		rep=$((rep + 1))
+	done
+	lap "per-process suites ($pp)"
+fi
+
+# ---- in-process suites: micro, bigmove --------------------------------------
+inproc=
+for c in $CONFIGS; do
+	[ "$c" = stock ] || inproc="$inproc,$c"
+done
+inproc=${inproc#,}
+# two_states ROUNDS FUNC: FUNC once unloaded and once loaded per round
+two_states() {
+	_r=1
+	while [ "$_r" -le "$1" ]; do
+		BENCH_REP=$_r
+		export BENCH_REP
+		if [ $((_r % 2)) = 1 ]; then _o="stock loaded"; else _o="loaded stock"; fi
+		for _st in $_o; do
+			if [ $_st = stock ]; then
+				has "$CONFIGS" stock || continue
+				config stock
+				BENCH_INPROC=stock,stock2
+			else
+				[ -n "$inproc" ] || continue
+				config loaded
+				BENCH_INPROC=$inproc
+			fi
+			export BENCH_INPROC
+			"$2"
+		done
+		_r=$((_r + 1))
+	done
+}
+if has "$SUITES" micro; then
+	two_states "$MROUNDS" run_micro
+	lap "micro"
+fi
+if has "$SUITES" bigmove; then
+	two_states "$BROUNDS" run_bigmove
+	lap "bigmove"
+fi
+unload
+say "benchmarks done in $(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }') s"
+echo "{\"bench\":\"done\",\"seconds\":$(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }')}"

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bigmove: mremap() of one large faulted anonymous region.
+ *
+ * Maps SIZE MiB, writes every page, then moves the whole region back and
+ * forth between two places with MREMAP_FIXED and times each move: K
+ * rounds, in each of which every configuration of BENCH_INPROC (bench.h)
+ * makes one move.
+ *   -a aligned    source and destination 2 MiB-aligned (the kernel moves
+ *                 whole page tables / huge PMDs)
+ *   -a unaligned  source 4 KiB past a 2 MiB boundary, destination on one:
+ *                 no PMD-level move possible, every PTE is moved
+ *   -H thp        madvise(MADV_HUGEPAGE) before faulting
+ *   -H nothp      madvise(MADV_NOHUGEPAGE)
+ * Output, one line per configuration: move_ns (its K moves), median,
+ * ns_per_gib (median scaled to 1 GiB), AnonHugePages of the process after
+ * faulting, global counter deltas over its moves.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+static long anon_huge_kb(void)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/self/smaps_rollup", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, "AnonHugePages:");
+	return p ? strtol(p + 14, NULL, 10) : -1;
+}
+
+static void usage(void)
+{
+	die("usage: bigmove -s MIB [-a aligned|unaligned] [-H thp|nothp] [-k ROUNDS]");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long mib = 64, size, a, b, i, off;
+	const char *al = "aligned", *thp = "nothp";
+	int k = 3, opt, j, ci, nc, c;
+	uint64_t cb[VMAMERGE_NR_COUNTERS], ca[VMAMERGE_NR_COUNTERS];
+	uint64_t zero[VMAMERGE_NR_COUNTERS] = { 0 };
+	static uint64_t acc[BENCH_MAX_CFG][VMAMERGE_NR_COUNTERS];
+	uint64_t *t[BENCH_MAX_CFG], t0, fault_ns, med;
+	const char *cfg[BENCH_MAX_CFG];
+	unsigned long from, to;
+	long huge, bad = 0;
+	char *p;
+
+	while ((opt = getopt(argc, argv, "s:a:H:k:")) != -1) {
+		switch (opt) {
+		case 's': mib = strtoul(optarg, NULL, 0); break;
+		case 'a': al = optarg; break;
+		case 'H': thp = optarg; break;
+		case 'k': k = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (!mib || k < 1 || (strcmp(al, "aligned") && strcmp(al, "unaligned")) ||
+	    (strcmp(thp, "thp") && strcmp(thp, "nothp")))
+		usage();
+	nc = bench_inproc_configs(cfg);
+	size = mib * MIB;
+	off = strcmp(al, "aligned") ? PAGE : 0;
+
+	/* two free places, each with room for the offset and a guard */
+	a = free_range(2 * size + 8 * PMD_SZ, PMD_SZ);
+	b = a + size + 4 * PMD_SZ;	/* still 2 MiB-aligned */
+	a += off;
+	p = mmap((void *)a, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap %lu MiB: %s", mib, strerror(errno));
+	madvise(p, size, strcmp(thp, "thp") ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+	t0 = now_ns();
+	for (i = 0; i < size; i += PAGE)
+		*(unsigned long *)(p + i) = i;
+	fault_ns = now_ns() - t0;
+	huge = anon_huge_kb();
+
+	for (ci = 0; ci < nc; ci++)
+		t[ci] = calloc(k, sizeof(uint64_t));
+	from = a;
+	to = b;
+	/* one untimed move first: every timed move then starts from a
+	 * region that was moved before, as the later ones do */
+	for (j = -1; j < k; j++) {
+		for (c = 0; c < nc; c++) {
+			void *r;
+
+			/* alternate the order so no config always follows
+			 * the same one */
+			ci = j & 1 ? nc - 1 - c : c;
+			bench_set_config(cfg[ci]);
+			bench_counters(1, cb);
+			t0 = now_ns();
+			r = mremap((void *)from, size, size,
+				   MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to);
+			if (j >= 0)
+				t[ci][j] = now_ns() - t0;
+			if (r == MAP_FAILED)
+				die("mremap %lu MiB: %s", mib, strerror(errno));
+			bench_counters(1, ca);
+			if (j >= 0)
+				for (i = 0; i < VMAMERGE_NR_COUNTERS; i++)
+					acc[ci][i] += ca[i] - cb[i];
+			from = to;
+			to = to == b ? a : b;
+			if (j < 0)
+				break;
+		}
+	}
+	for (i = 0; i < size; i += 509 * PAGE)
+		if (*(unsigned long *)(from + i) != i)
+			bad++;
+	munmap((void *)from, size);
+
+	for (ci = 0; ci < nc; ci++) {
+		med = median_u64(t[ci], k);
+		j_begin_cfg("bigmove", cfg[ci]);
+		j_u64("mib", mib);
+		j_str("align", al);
+		j_str("thp", thp);
+		j_u64_array("move_ns", t[ci], k);
+		j_u64("median_ns", med);
+		j_dbl("ns_per_gib", (double)med * 1024 / mib);
+		j_u64("fault_ns", fault_ns);
+		j_int("anon_huge_kb", huge);
+		j_int("bad_pages", bad);
+		j_counters("counters", zero, acc[ci]);
+		j_end();
+	}
+	return bad ? 1 : 0;
+}

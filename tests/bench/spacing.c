@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * spacing: the thesis's "Spacing speed test" (§4.3.2).
+ *
+ * Creates N one-page anonymous mappings with a one-page hole after each,
+ * writes every page, then moves them together with mremap(MREMAP_FIXED):
+ * mapping i goes from base + 2i pages to base + i pages, i = 1..N-1.
+ * Only the move phase is timed.
+ *
+ *   -m diff   every mapping is its own mmap(): N different anon_vmas; they
+ *             merge only with renumber and transplant
+ *   -m same   one mmap() of 2N pages, written, then every second page
+ *             unmapped: N VMAs sharing one anon_vma; they merge with
+ *             renumber alone
+ * On the stock kernel neither merges: a moved VMA keeps its page offset.
+ *
+ * Output (one JSON line): move_ns, vmas_before/vmas_after (in the test
+ * range), the process's counter deltas over the move phase. With -t S the
+ * VMA count of the range is sampled S times during the move phase
+ * (samples: moves done, VMAs; time then includes the sampling).
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+static void usage(void)
+{
+	die("usage: spacing [-n N] [-m same|diff] [-t SAMPLES]");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n = 20000, i, base, span;
+	const char *mode = "diff";
+	int samples = 0, opt, ns = 0, diff;
+	uint64_t c0[VMAMERGE_NR_COUNTERS], c1[VMAMERGE_NR_COUNTERS];
+	uint64_t t0, t1, *s_moves = NULL, *s_vmas = NULL;
+	long before, after, total, bad = 0;
+	unsigned long every = 0;
+
+	while ((opt = getopt(argc, argv, "n:m:t:")) != -1) {
+		switch (opt) {
+		case 'n': n = strtoul(optarg, NULL, 0); break;
+		case 'm': mode = optarg; break;
+		case 't': samples = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (n < 2 || (strcmp(mode, "same") && strcmp(mode, "diff")))
+		usage();
+	diff = !strcmp(mode, "diff");
+	bench_optin_from_env();
+
+	span = 2 * n * PAGE;
+	base = free_range(span, PMD_SZ);
+	if (diff) {
+		for (i = 0; i < n; i++) {
+			char *p = mmap((void *)(base + 2 * i * PAGE), PAGE,
+				       PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS |
+				       MAP_FIXED_NOREPLACE, -1, 0);
+
+			if (p == MAP_FAILED)
+				die("mmap %lu: %s", i, strerror(errno));
+			*(unsigned long *)p = i + 1;
+		}
+	} else {
+		char *p = mmap((void *)base, span, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			       -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap: %s", strerror(errno));
+		madvise(p, span, MADV_NOHUGEPAGE);
+		for (i = 0; i < n; i++)
+			*(unsigned long *)(p + 2 * i * PAGE) = i + 1;
+		for (i = 0; i < n; i++)
+			if (munmap(p + (2 * i + 1) * PAGE, PAGE))
+				die("munmap: %s", strerror(errno));
+	}
+	count_vmas(0, base, base + span, &before);
+
+	if (samples > 0) {
+		s_moves = calloc(samples + 2, sizeof(*s_moves));
+		s_vmas = calloc(samples + 2, sizeof(*s_vmas));
+		every = (n - 1) / samples;
+		if (!every)
+			every = 1;
+		s_moves[ns] = 0;
+		s_vmas[ns++] = before;
+	}
+
+	bench_counters(0, c0);
+	t0 = now_ns();
+	for (i = 1; i < n; i++) {
+		void *r = mremap((void *)(base + 2 * i * PAGE), PAGE, PAGE,
+				 MREMAP_MAYMOVE | MREMAP_FIXED,
+				 (void *)(base + i * PAGE));
+
+		if (r == MAP_FAILED)
+			die("mremap %lu: %s", i, strerror(errno));
+		if (every && i % every == 0 && ns < samples + 1) {
+			long v;
+
+			count_vmas(0, base, base + span, &v);
+			s_moves[ns] = i;
+			s_vmas[ns++] = v;
+		}
+	}
+	t1 = now_ns();
+	bench_counters(0, c1);
+
+	total = count_vmas(0, base, base + span, &after);
+	for (i = 0; i < n; i++)
+		if (*(unsigned long *)(base + i * PAGE) != i + 1)
+			bad++;
+	if (every) {
+		s_moves[ns] = n - 1;
+		s_vmas[ns++] = after;
+	}
+
+	j_begin("spacing");
+	j_str("variant", mode);
+	j_u64("n", n);
+	j_u64("move_ns", t1 - t0);
+	j_dbl("ns_per_move", (double)(t1 - t0) / (n - 1));
+	j_int("vmas_before", before);
+	j_int("vmas_after", after);
+	j_int("vmas_total", total);
+	j_int("bad_pages", bad);
+	j_counters("counters", c0, c1);
+	if (every) {
+		j_int("traced", 1);
+		j_u64_array("s_moves", s_moves, ns);
+		j_u64_array("s_vmas", s_vmas, ns);
+	}
+	j_end();
+	return bad ? 1 : 0;
+}
