@@ -10,7 +10,10 @@
  *    to rewrite its memory through ptrace - nothing new is granted;
  *  - QUERY of another process: PTRACE_MODE_READ_FSCREDS, as for
  *    /proc/PID/smaps;
- *  - SET_CONFIG: CAP_SYS_ADMIN.
+ *  - SET_CONFIG: CAP_SYS_ADMIN;
+ *  - VERIFY: CAP_SYS_ADMIN (it walks page tables and anon_vma trees
+ *    under their locks: a debugging aid, not for everyone), plus
+ *    PTRACE_MODE_READ_FSCREDS over the target like QUERY.
  * mm_access() does the ptrace check under the target's exec_update_lock,
  * so a concurrent setuid exec cannot slip a new mm under the check.
  */
@@ -333,6 +336,48 @@ static int vmamerge_ioctl_set_config(struct file *file, void __user *uarg)
 	return 0;
 }
 
+static_assert(sizeof(struct vmamerge_verify) == VMAMERGE_VERIFY_SIZE_VER0);
+
+/* Out fields of VMAMERGE_IOC_VERIFY start at nr_vmas: zero what came in. */
+static void vmamerge_verify_clear_out(struct vmamerge_verify *v)
+{
+	size_t off = offsetof(struct vmamerge_verify, nr_vmas);
+
+	memset((char *)v + off, 0, sizeof(*v) - off);
+}
+
+static int vmamerge_ioctl_verify(void __user *uarg)
+{
+	struct vmamerge_verify v;
+	struct mm_struct *mm;
+	pid_t pid;
+	u32 usize;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = vmamerge_copy_arg(&v, sizeof(v), VMAMERGE_VERIFY_SIZE_VER0,
+				uarg, &usize);
+	if (ret)
+		return ret;
+	if (v.flags || !vmamerge_reserved_zero(v.reserved,
+					       ARRAY_SIZE(v.reserved)))
+		return -EINVAL;
+	ret = vmamerge_check_target(v.target_kind, v.target_id);
+	if (ret)
+		return ret;
+	mm = vmamerge_get_target_mm(v.target_kind, v.target_id,
+				    PTRACE_MODE_READ_FSCREDS, &pid);
+	if (IS_ERR(mm))
+		return PTR_ERR(mm);
+	vmamerge_verify_clear_out(&v);
+	ret = vmamerge_verify_mm(mm, &v);
+	mmput(mm);
+	if (ret)
+		return ret;
+	return vmamerge_copy_result(uarg, usize, &v, sizeof(v));
+}
+
 /*
  * Commands are matched on type, number and direction; the size bits of
  * the command are ignored because sizes are versioned inside the structs.
@@ -359,6 +404,8 @@ static long vmamerge_ioctl(struct file *file, unsigned int cmd,
 		return vmamerge_ioctl_set_config(file, uarg);
 	if (vmamerge_cmd_is(cmd, VMAMERGE_IOC_VMAS))
 		return vmamerge_ioctl_vmas(uarg);
+	if (vmamerge_cmd_is(cmd, VMAMERGE_IOC_VERIFY))
+		return vmamerge_ioctl_verify(uarg);
 	return -ENOTTY;
 }
 

@@ -123,6 +123,16 @@ struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id, unsigned int mode,
 					 pid_t *pid);
 int vmamerge_ioctl_vmas(void __user *uarg);
 
+/* ---- rmap verifier (verify.c; helpers in verify.h) ---- */
+
+/*
+ * vmamerge_verify_mm - check the rmap invariants of @mm into the out fields
+ * of @v (VMAMERGE_IOC_VERIFY; the caller zeroed them).  Takes mmap_lock of
+ * @mm for reading; the caller holds an mm_users reference.  Returns 0 (also
+ * when violations were found) or -EINTR (fatal signal).
+ */
+int vmamerge_verify_mm(struct mm_struct *mm, struct vmamerge_verify *v);
+
 int vmamerge_control_init(void);
 void vmamerge_control_exit(void);
 int vmamerge_debugfs_init(void);

@@ -297,6 +297,7 @@ stage_guest() {
 
 # Guest knobs of the debug kernels (tests/guest/run.sh documents them).
 debug_guest_knobs="VMAMERGE_CYCLES=8 VMAMERGE_SEEDS=1,2 VMAMERGE_NOPS=200"
+debug_guest_knobs+=" VMAMERGE_TORTURE_SEEDS=1 VMAMERGE_TORTURE_NOPS=300 VMAMERGE_TORTURE_MAX_S=40"
 
 # guest_boot RELEASE KIND: stage, pack and boot one guest; its exit status
 # and duration go to $logdir/guest-RELEASE.{rc,seconds}. Runs in the
@@ -370,14 +371,14 @@ guest_collect() {
 }
 
 # run_guests: boot every kernel's guest, $guest_jobs at a time (each QEMU
-# TCG guest has one vCPU and keeps one host core busy), then report them in
-# matrix order.
+# TCG guest has one vCPU and keeps one host core busy), the debug kernels
+# (the longest) first, then report them in matrix order.
 guest_jobs=${VMAMERGE_GUEST_JOBS:-$(nproc)}
 run_guests() {
 	local i rel t0 running
 	t0=$(now)
 	echo "=== guests: ${releases[*]} ($guest_jobs at a time)"
-	for i in "${!releases[@]}"; do
+	for ((i = ${#releases[@]} - 1; i >= 0; i--)); do
 		while running=$(jobs -rp | wc -l) && ((running >= guest_jobs)); do
 			wait -n || true
 		done

@@ -18,7 +18,7 @@
 #       - our VMG_VMA_STATE()-like initialiser and helper copies compile to
 #         the same code as the kernel's.
 #  2. Kernel symbols: every non-exported symbol that the objects of
-#     module/kernel-<series>/ reference must be in the build's System.map
+#     module/ and module/kernel-<series>/ reference must be in the build's System.map
 #     (text or data) and listed in module/ksyms.list with a sympos that
 #     fits its multiplicity (0 when unique); every function the glue
 #     replaces (.old_name) must be a unique global text symbol.
@@ -318,6 +318,12 @@ symbol_check() { # symbol_check SERIES RELEASE
 		cp "$f" "$w/"
 		objs+=("$(basename "${f%.c}").o")
 	done
+	# The kernel-independent files call internals too (verify.c).
+	for f in "$mod"/*.c; do
+		[[ -f $f ]] || continue
+		cp "$f" "$w/common_$(basename "$f")"
+		objs+=("common_$(basename "${f%.c}").o")
+	done
 	if [[ ${#objs[@]} == 0 ]]; then
 		not_ok "$s: module/kernel-$s has sources"
 		return
@@ -325,7 +331,7 @@ symbol_check() { # symbol_check SERIES RELEASE
 	cat >"$w/Kbuild" <<-EOF
 	obj-m := chk.o
 	chk-y := ${objs[*]}
-	ccflags-y := -I$mod/kernel-$s -I$mod
+	ccflags-y := -I$mod/kernel-$s -I$mod -I$mod/uapi
 	EOF
 	if make -k -C "$kdir" M="$w" "${objs[@]}" >"$w/build.log" 2>&1; then
 		ok "$s: module/kernel-$s/*.c compile against $r"
@@ -336,10 +342,13 @@ symbol_check() { # symbol_check SERIES RELEASE
 	fi
 
 	# Undefined symbols that are neither exported nor ours.
+	# (minus what our own objects define, and what the module build
+	# itself provides: __this_module, our tracepoints)
 	local exported
-	exported=$(awk '{print $2}' "$kdir/Module.symvers")
+	exported=$(awk '{print $2}' "$kdir/Module.symvers"
+		   cd "$w" && nm --defined-only "${objs[@]}" | awk 'NF == 3 {print $3}')
 	(cd "$w" && nm -u "${objs[@]}") | awk 'NF == 2 {print $2}' | sort -u |
-		grep -v '^vmamerge_' |
+		grep -Ev '^(_*vmamerge_|__this_module$|__(SCK|SCT)__tp_func_vmamerge_|__tracepoint_vmamerge_|__traceiter_vmamerge_)' |
 		grep -vxF -f <(echo "$exported") >"$w/internal" || true
 
 	map=$(find_system_map "$r") ||
@@ -389,6 +398,20 @@ symbol_check() { # symbol_check SERIES RELEASE
 }
 
 # ---------------------------------------------------------------------------
+# 3. Constants the glue restates because their header is internal.
+
+constant_check() { # SERIES SRC
+	local s=$1 src=$2 ours theirs
+	ours=$(sed -n 's/^#define VMAMERGE_SWAP_SPACE_SHIFT[[:space:]]*\([0-9]*\).*/\1/p' \
+		"$mod/kernel-$s/verify_glue.c" 2>/dev/null)
+	[[ -n $ours ]] || return 0
+	theirs=$(cat "$src/include/linux/swap.h" "$src/mm/swap.h" 2>/dev/null |
+		sed -n 's/^#define SWAP_ADDRESS_SPACE_SHIFT[[:space:]]*\([0-9]*\).*/\1/p' | head -n1)
+	[[ $ours == "$theirs" ]]
+	check $? "$s: VMAMERGE_SWAP_SPACE_SHIFT $ours == the source's SWAP_ADDRESS_SPACE_SHIFT ${theirs:-(not found)}"
+}
+
+# ---------------------------------------------------------------------------
 
 while read -r s r v _; do
 	[[ $s =~ ^[[:space:]]*(#|$) ]] && continue
@@ -412,6 +435,7 @@ while read -r s r v _; do
 		layout_check "$s" "$r" "$src"
 	fi
 	symbol_check "$s" "$r"
+	constant_check "$s" "$src"
 	# The debug twin has another configuration, so other static
 	# duplicates: every sympos must hold there too.
 	dr=$(debug_release_of "$v")

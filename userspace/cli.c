@@ -22,6 +22,7 @@ static const struct {
 	{ "run",	CMD_RUN },
 	{ "stats",	CMD_STATS },
 	{ "maps",	CMD_MAPS },
+	{ "verify",	CMD_VERIFY },
 };
 
 /* Options each command accepts. */
@@ -37,6 +38,7 @@ static unsigned int cmd_options(enum cli_cmd cmd)
 	case CMD_RUN:		return OPT_NO_EXEC;
 	case CMD_STATS:		return OPT_PID | OPT_JSON;
 	case CMD_MAPS:		return OPT_PID | OPT_JSON;
+	case CMD_VERIFY:	return OPT_PID | OPT_JSON;
 	default:		return 0;
 	}
 }
@@ -147,6 +149,7 @@ static int check_args(struct cli *c, char *err, size_t len)
 	case CMD_ENABLE:
 	case CMD_DISABLE:
 	case CMD_MAPS:
+	case CMD_VERIFY:
 		if (!c->have_pid)
 			return usage_err(err, len, "%s needs -p PID", cmd);
 		break;

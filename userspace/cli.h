@@ -24,6 +24,7 @@ enum cli_cmd {
 	CMD_RUN,
 	CMD_STATS,
 	CMD_MAPS,
+	CMD_VERIFY,
 };
 
 struct cli {

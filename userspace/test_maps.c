@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "maps.h"
 #include "modvmas.h"
+#include "verify.h"
 
 static int passed, failed;
 
@@ -572,6 +573,7 @@ static void test_cli(void)
 		"enable -p 1 -p 2", "disable -p 1 --no-exec", "run", "run --no-exec",
 		"stats --bogus", "stats -p 4294967296", "maps", "maps --json",
 		"status --json", "enable -p 1 extra", "maps -p 2147483648",
+		"verify", "verify --json", "verify -p 1 extra", "verify -p 1 --no-exec",
 	};
 	struct cli c;
 	size_t i;
@@ -600,6 +602,75 @@ static void test_cli(void)
 	   "cli: run stops at the command");
 	ok(!parse(&c, "run -- -weird") && c.nargs == 1 && !strcmp(c.args[0], "-weird"),
 	   "cli: run -- -weird");
+	ok(!parse(&c, "verify -p 5 --json") && c.cmd == CMD_VERIFY && c.pid == 5 &&
+	   c.json, "cli: verify -p 5 --json");
+}
+
+/* ---- verify output ---- */
+
+static char *verify_out(const struct vmamerge_verify *v, int json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (json)
+		verify_print_json(f, 42, v);
+	else
+		verify_print_text(f, 42, v);
+	fclose(f);
+	return buf;
+}
+
+static void test_verify(void)
+{
+	struct vmamerge_verify v;
+	char *out;
+
+	ok(!strcmp(verify_kind_name(VMAMERGE_VIOL_INDEX), "index") &&
+	   !strcmp(verify_kind_name(VMAMERGE_VIOL_NOT_ANON), "not_anon") &&
+	   !strcmp(verify_kind_name(99), "unknown"), "verify: kind names");
+	memset(&v, 0, sizeof(v));
+	v.nr_vmas = 3;
+	v.nr_pages = 16;
+	v.nr_swapcache = 2;
+	out = verify_out(&v, 0);
+	ok(!strcmp(out, "pid 42: 3 VMAs, 16 pages (2 in the swap cache) checked: rmap invariants hold\n"),
+	   "verify: clean text");
+	free(out);
+	out = verify_out(&v, 1);
+	ok(!strcmp(out, "{\"pid\": 42, \"nr_vmas\": 3, \"nr_pages\": 16, \"nr_swapcache\": 2, \"nr_violations\": 0, \"first_violation\": null}\n"),
+	   "verify: clean json");
+	free(out);
+	v.nr_violations = 16;
+	v.kind = VMAMERGE_VIOL_INDEX;
+	v.addr = 0x7f0000001000ULL;
+	v.vma_start = 0x7f0000000000ULL;
+	v.vma_end = 0x7f0000010000ULL;
+	v.vma_pgoff = 0x7f0000000ULL;
+	v.expected = 0x7f0000002ULL;
+	v.found = 0x7f0000001ULL;
+	snprintf(v.msg, sizeof(v.msg), "index 0x1 != \"linear\"");
+	out = verify_out(&v, 0);
+	ok(!strcmp(out, "pid 42: 3 VMAs, 16 pages (2 in the swap cache) checked: 16 violations\n"
+		   "first: index at 0x7f0000001000: index 0x1 != \"linear\"\n"
+		   "  vma 0x7f0000000000-0x7f0000010000 pgoff 0x7f0000000, expected 0x7f0000002, found 0x7f0000001\n"),
+	   "verify: violation text");
+	free(out);
+	out = verify_out(&v, 1);
+	ok(!strcmp(out, "{\"pid\": 42, \"nr_vmas\": 3, \"nr_pages\": 16, \"nr_swapcache\": 2, \"nr_violations\": 16, \"first_violation\": "
+		   "{\"kind\": \"index\", \"addr\": \"0x7f0000001000\", \"vma_start\": \"0x7f0000000000\", \"vma_end\": \"0x7f0000010000\", "
+		   "\"vma_pgoff\": \"0x7f0000000\", \"expected\": \"0x7f0000002\", \"found\": \"0x7f0000001\", \"msg\": \"index 0x1 != \\\"linear\\\"\"}}\n"),
+	   "verify: violation json, msg escaped");
+	free(out);
+	memset(v.msg, 'x', sizeof(v.msg));
+	v.nr_violations = 1;
+	out = verify_out(&v, 0);
+	ok(strstr(out, "checked: 1 violation\n") && strlen(strchr(out, '\n') + 1) ==
+	   strlen("first: index at 0x7f0000001000: \n") + sizeof(v.msg) +
+	   strlen("  vma 0x7f0000000000-0x7f0000010000 pgoff 0x7f0000000, expected 0x7f0000002, found 0x7f0000001\n"),
+	   "verify: unterminated msg printed up to the field's end");
+	free(out);
 }
 
 static void test_numbers(void)
@@ -700,6 +771,7 @@ int main(void)
 	test_features();
 	test_mode();
 	test_json();
+	test_verify();
 	printf("1..%d\n", passed + failed);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

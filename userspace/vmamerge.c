@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "maps.h"
 #include "modvmas.h"
+#include "verify.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434	/* the same on every architecture */
@@ -97,6 +98,12 @@ static void help(FILE *f)
 "                             module only /proc is read, which shows no\n"
 "                             pgoff for anonymous VMAs (the offset column is\n"
 "                             0), so such a pair is 'pgoff or anon_vma'.\n"
+"  verify -p PID [--json]     check the kernel's rmap invariants over PID's\n"
+"                             memory (root only): every anonymous page's\n"
+"                             anon_vma root and index, the anon_vma chains,\n"
+"                             interval trees and counts.  Exit 0 when they\n"
+"                             hold, 1 when a violation is found (the first\n"
+"                             is described), 2 on errors\n"
 "  help, -h, --help           this text;  --version  versions\n"
 "\n"
 "Options:\n"
@@ -114,7 +121,8 @@ static void help(FILE *f)
 "\n"
 "Loading: 'sudo make install' in the source tree, then 'sudo modprobe vmamerge'.\n"
 "\n"
-"Exit status: 0 success, 1 runtime error, 2 usage error; run: CMD's status.\n",
+"Exit status: 0 success, 1 runtime error, 2 usage error; run: CMD's status;\n"
+"verify: 0 clean, 1 violation, 2 error.\n",
 	f);
 }
 
@@ -1062,6 +1070,54 @@ out:
 	return ret;
 }
 
+/* ---- verify ---- */
+
+static void verify_error(int err, pid_t pid)
+{
+	if (err == EPERM || err == EACCES)
+		msg("verify: permission denied: must be root (CAP_SYS_ADMIN, and ptrace read rights over pid %d)",
+		    (int)pid);
+	else if (err == ENOTTY)
+		msg("verify: module too old: the loaded vmamerge has no VMAMERGE_IOC_VERIFY");
+	else if (err == EINVAL)
+		msg("verify: invalid argument: pid %d has no user address space (a kernel thread?), or the module's ABI differs from this tool's (version %d)",
+		    (int)pid, VMAMERGE_ABI_VERSION);
+	else
+		ioctl_error("verify", err, CTX_OTHER, pid);
+}
+
+/* Exit 0: the invariants hold; 1: a violation; 2: could not check. */
+static int cmd_verify(const struct cli *c)
+{
+	struct vmamerge_verify v;
+	struct target t;
+	int fd, ret;
+
+	fd = dev_open(false, false);
+	if (fd < 0)
+		return EXIT_USAGE;
+	if (target_open(&t, c->pid)) {
+		close(fd);
+		return EXIT_USAGE;
+	}
+	memset(&v, 0, sizeof(v));
+	v.size = sizeof(v);
+	v.target_kind = t.kind;
+	v.target_id = t.id;
+	ret = xioctl(fd, VMAMERGE_IOC_VERIFY, &v);
+	target_close(&t);
+	close(fd);
+	if (ret) {
+		verify_error(-ret, c->pid);
+		return EXIT_USAGE;
+	}
+	if (c->json)
+		verify_print_json(stdout, c->pid, &v);
+	else
+		verify_print_text(stdout, c->pid, &v);
+	return v.nr_violations ? EXIT_RUNTIME : 0;
+}
+
 /* ---- main ---- */
 
 static int dispatch(const struct cli *c)
@@ -1082,6 +1138,7 @@ static int dispatch(const struct cli *c)
 	case CMD_RUN:		return cmd_run(c);
 	case CMD_STATS:		return cmd_stats(c);
 	case CMD_MAPS:		return cmd_maps(c);
+	case CMD_VERIFY:	return cmd_verify(c);
 	default:
 		return EXIT_USAGE;
 	}
@@ -1104,7 +1161,8 @@ int main(int argc, char **argv)
 	ret = dispatch(&c);
 	if (fflush(stdout) || ferror(stdout)) {
 		msg("write error: %s", strerror(errno));
-		return EXIT_RUNTIME;
+		/* verify's 1 means "violation found" */
+		return c.cmd == CMD_VERIFY ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	return ret;
 }

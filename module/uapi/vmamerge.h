@@ -196,11 +196,70 @@ struct vmamerge_vmas {
 };
 #define VMAMERGE_VMAS_SIZE_VER0		56
 
+/*
+ * VMAMERGE_IOC_VERIFY: check the rmap invariants of a process's memory
+ * (root only: CAP_SYS_ADMIN, plus PTRACE_MODE_READ over the target).
+ * Walks every VMA with an anon_vma and every page it maps - present,
+ * PMD-mapped or in the swap cache - and checks:
+ *   ANON_ROOT    folio_anon_vma(folio)->root == vma->anon_vma->root
+ *   INDEX        the page's index == linear_page_index(vma, addr)
+ *   TREE         each anon_vma_chain entry of the VMA is found in its
+ *                anon_vma's interval tree at the VMA's current pgoff range,
+ *                and that tree is ordered with consistent subtree bounds
+ *   CHAIN        the chain names vma->anon_vma, every entry points back at
+ *                the VMA, and all its anon_vmas share vma->anon_vma's root
+ *   COUNTS       anon_vma refcount > 0; num_active_vmas of each anon_vma is
+ *                at least the number of this mm's VMAs that use it
+ * A successful ioctl returns 0 also when a violation was found: nr_violations
+ * counts them and the first one is described in the out fields.  KSM pages
+ * are counted but not checked (their mapping names a KSM stable node, their
+ * index is KSM's).  Pages that cannot be pinned down at the moment - under
+ * migration, or a swap-cache folio someone else holds locked - are skipped
+ * and not counted.  Errors: EPERM without CAP_SYS_ADMIN or ptrace read
+ * rights, EINVAL for flags/reserved != 0 or a target without an address
+ * space (kernel thread), ESRCH for a missing or exited process, EINTR on a
+ * fatal signal.
+ */
+enum vmamerge_violation {
+	VMAMERGE_VIOL_NONE	= 0,
+	VMAMERGE_VIOL_ANON_ROOT	= 1,	/* folio in another anon_vma tree */
+	VMAMERGE_VIOL_INDEX	= 2,	/* page index != linear index */
+	VMAMERGE_VIOL_TREE	= 3,	/* interval tree lost/misplaced it */
+	VMAMERGE_VIOL_CHAIN	= 4,	/* anon_vma_chain inconsistent */
+	VMAMERGE_VIOL_COUNTS	= 5,	/* refcount/num_active_vmas */
+	VMAMERGE_VIOL_NOT_ANON	= 6,	/* non-anon folio in a private anon VMA */
+};
+
+struct vmamerge_verify {
+	__u32 size;		/* sizeof(struct vmamerge_verify) */
+	__u32 target_kind;	/* enum vmamerge_target_kind */
+	__s32 target_id;
+	__u32 flags;		/* none defined: must be zero */
+	__u64 reserved[2];	/* must be zero */
+	/* out */
+	__u64 nr_vmas;		/* VMAs with an anon_vma checked */
+	__u64 nr_pages;		/* pages checked (a PMD-mapped THP counts 512) */
+	__u64 nr_swapcache;	/* of those, found through swap entries */
+	__u64 nr_violations;	/* 0: all invariants hold */
+	/* the first violation (all zero when nr_violations == 0) */
+	__u32 kind;		/* enum vmamerge_violation */
+	__u32 reserved1;
+	__u64 addr;		/* page address, or the VMA start */
+	__u64 vma_start;
+	__u64 vma_end;
+	__u64 vma_pgoff;
+	__u64 expected;		/* e.g. the linear index */
+	__u64 found;		/* e.g. the page's index */
+	char msg[128];		/* NUL-terminated description */
+};
+#define VMAMERGE_VERIFY_SIZE_VER0	(32 + 4 * 8 + 8 + 6 * 8 + 128)
+
 #define VMAMERGE_IOC_MAGIC	0xBB /* unassigned in ioctl-number.rst of 6.1 and 6.12 */
 #define VMAMERGE_IOC_ADVISE	_IOW(VMAMERGE_IOC_MAGIC, 1, struct vmamerge_advise)
 #define VMAMERGE_IOC_QUERY	_IOWR(VMAMERGE_IOC_MAGIC, 2, struct vmamerge_query)
 #define VMAMERGE_IOC_GET_CONFIG	_IOWR(VMAMERGE_IOC_MAGIC, 3, struct vmamerge_config)
 #define VMAMERGE_IOC_SET_CONFIG	_IOW(VMAMERGE_IOC_MAGIC, 4, struct vmamerge_config)
 #define VMAMERGE_IOC_VMAS	_IOWR(VMAMERGE_IOC_MAGIC, 5, struct vmamerge_vmas)
+#define VMAMERGE_IOC_VERIFY	_IOWR(VMAMERGE_IOC_MAGIC, 6, struct vmamerge_verify)
 
 #endif /* _UAPI_LINUX_VMAMERGE_H */

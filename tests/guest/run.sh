@@ -6,14 +6,17 @@
 #   CLI     /bin/vmamerge               (VMAMERGE_CLI; CLI tests skipped if absent)
 #   env     KREL (informational), VMAMERGE_CYCLES (50), VMAMERGE_SEEDS
 #           ("1 2 3 4 5" or "1,2,3,4,5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
-#           VMAMERGE_CYCLE_BUDGET_S (1200)
+#           VMAMERGE_CYCLE_BUDGET_S (1200), VMAMERGE_TORTURE_SEEDS ("1,2"),
+#           VMAMERGE_TORTURE_NOPS (800), VMAMERGE_TORTURE_MAX_S (20: time
+#           cap of one torture run)
 #
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
 # and "GUEST-RESULT: P passed, F failed" (skips count as passed).
 #
-# Order: differential baseline without the module; load; ioctl, debugfs,
-# inheritance and CLI tests; differential runs with the module (features
-# off, features on, mode always); unload; load/churn/unload cycles; dmesg.
+# Order: differential baseline and torture without the module; load;
+# ioctl, debugfs, inheritance and CLI tests; differential runs with the
+# module (features off, features on, mode always); torture opted in;
+# unload; load/churn/unload cycles; dmesg.
 #
 # Errnos the programs assert (module side must match):
 #   EINVAL  unknown advice/kind/flags/mode/feature/set_mask/global, reserved
@@ -27,6 +30,7 @@
 #   EPERM   no ptrace rights over the target; SET_CONFIG without
 #           CAP_SYS_ADMIN
 #   ENOTTY  unknown ioctl command
+#   EPERM   also: VERIFY without CAP_SYS_ADMIN
 
 DIR=$(cd "$(dirname "$0")" && pwd)
 KO=${VMAMERGE_KO:-/lib/vmamerge/vmamerge.ko}
@@ -37,6 +41,9 @@ SEEDS=$(echo "${VMAMERGE_SEEDS:-1 2 3 4 5}" | tr ',' ' ')
 NOPS=${VMAMERGE_NOPS:-300}
 CHURN_MS=${VMAMERGE_CHURN_MS:-300}
 BUDGET_S=${VMAMERGE_CYCLE_BUDGET_S:-1200}
+TSEEDS=${VMAMERGE_TORTURE_SEEDS:-1,2}
+TNOPS=${VMAMERGE_TORTURE_NOPS:-800}
+TMAX=${VMAMERGE_TORTURE_MAX_S:-20}
 LP=/sys/kernel/livepatch/vmamerge
 DBG=/sys/kernel/debug/vmamerge
 W="$DIR/t_wait"
@@ -233,6 +240,18 @@ diff_loaded() {
 	fi
 }
 
+# ---- torture (tests/guest/torture.sh) ----
+
+# The torture must be able to fail: a corruption planted in its model after
+# step 30 has to be reported with its exact place.
+torture_selftest() {
+	"$DIR/t_torture" -s 1 -n 60 -B 30 > "$TMP/out" 2>&1
+	_rc=$?
+	[ "$_rc" -ne 0 ] && grep -q 'byte offset 123' "$TMP/out"
+	tap $? "torture detects a corruption planted in its model (exit $_rc)" \
+		"$(tail -5 "$TMP/out")"
+}
+
 # ---- CLI ----
 
 cli_tests() {
@@ -281,6 +300,10 @@ cli_tests() {
 	_rc=$?
 	case "$_o" in *'"counters"'*) ;; *) _rc=1 ;; esac
 	tap $_rc "CLI: vmamerge stats -p PID --json" "$_o"
+	_o=$("$CLI" verify -p "$_sp" 2>&1)
+	_rc=$?
+	case "$_o" in *"rmap invariants hold"*) ;; *) _rc=1 ;; esac
+	tap $_rc "CLI: vmamerge verify -p PID: exit 0, invariants hold" "$_o"
 	kill "$_sp" 2>/dev/null
 	wait "$_sp" 2>/dev/null
 	"$CLI" run --no-exec -- "$DIR/t_inherit" query-self > "$TMP/out" 2>&1
@@ -417,6 +440,8 @@ fi
 tap $? "module file $KO exists"
 
 diff_baseline
+torture_selftest
+run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
 [ -f "$KO" ] && failed_loads
 
 LOADED=0
@@ -436,8 +461,10 @@ if [ "$LOADED" = 1 ]; then
 	run t_debugfs
 	run t_inherit
 	run t_vmas
+	run t_verify
 	cli_tests
 	diff_loaded
+	run torture.sh -T "$TMAX" on "$TSEEDS" "$TNOPS"
 	if unload; then
 		tap 0 "unload: disable, sysfs gone, rmmod, /sys/module gone"
 	else

@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 	unsigned long long seed;
 	int optin = 0, c, fd, r;
 	unsigned int nvmas = 0;
+	char ctx[96];
 	FILE *f;
 
 	while ((c = getopt(argc, argv, "on:m:")) != -1) {
@@ -69,9 +70,15 @@ int main(int argc, char **argv)
 		return tap_exit();
 	}
 	A.check_every = 1;
-	for (i = 0; i < nops; i++)
+	for (i = 0; i < nops; i++) {
 		if (arena_step(&A))
 			break;
+		/* the rmap verifier after every step (silent when absent) */
+		snprintf(ctx, sizeof(ctx), "diff seed %llu step %lu: rmap invariants",
+			 seed, A.step);
+		if (!vm_verify_self_ok(ctx))
+			break;
+	}
 	if (!A.errors)
 		arena_check_model(&A);
 

@@ -53,6 +53,20 @@ int vm_self_state(void);	/* opens the device itself; -errno on failure */
 int vm_get_config(int fd, struct vmamerge_config *c);
 int vm_set_config(int fd, uint32_t set_mask, uint32_t mode, uint32_t features);
 
+/* VMAMERGE_IOC_VERIFY of a process into *v (zeroed first); 0 or -errno. */
+int vm_verify(int fd, uint32_t kind, int32_t id, struct vmamerge_verify *v);
+/*
+ * Verify the rmap invariants of the calling process.  Returns 1 when they
+ * hold, and also, silently, when they cannot be checked here: no
+ * /dev/vmamerge, or a module without VMAMERGE_IOC_VERIFY (ENOTTY); as
+ * non-root (EPERM) it says so once in a "#" line.  Returns 0 after
+ * printing "not ok - <ctx>: rmap invariants ..." and "#" lines with the
+ * first violation - or with the errno of any other failure.
+ */
+int vm_verify_self_ok(const char *ctx);
+/* "anon_root", "index", ... of enum vmamerge_violation */
+const char *vm_violation_name(uint32_t kind);
+
 int sys_pidfd_open(pid_t pid, unsigned int flags);	/* fd or -errno */
 
 /* ---- files ---- */

@@ -225,6 +225,66 @@ int vm_set_config(int fd, uint32_t set_mask, uint32_t mode, uint32_t features)
 	return vm_ioctl(fd, VMAMERGE_IOC_SET_CONFIG, &c);
 }
 
+int vm_verify(int fd, uint32_t kind, int32_t id, struct vmamerge_verify *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->size = sizeof(*v);
+	v->target_kind = kind;
+	v->target_id = id;
+	return vm_ioctl(fd, VMAMERGE_IOC_VERIFY, v);
+}
+
+const char *vm_violation_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		"none", "anon_root", "index", "tree", "chain", "counts",
+		"not_anon",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+int vm_verify_self_ok(const char *ctx)
+{
+	static int said_eperm;
+	struct vmamerge_verify v;
+	int fd = vm_open(O_RDONLY), r;
+
+	if (fd == -ENOENT || fd == -ENXIO || fd == -ENODEV)
+		return 1;
+	if (fd < 0) {
+		ok(0, "%s: rmap invariants: cannot open %s", ctx, VMAMERGE_DEVICE);
+		diag("open: %s", errname(-fd));
+		return 0;
+	}
+	r = vm_verify(fd, VMAMERGE_TARGET_SELF, 0, &v);
+	close(fd);
+	if (r == -ENOTTY)
+		return 1;
+	if (r == -EPERM) {
+		if (!said_eperm++)
+			diag("%s: rmap verifier needs root: not checked", ctx);
+		return 1;
+	}
+	if (r) {
+		ok(0, "%s: rmap invariants: VMAMERGE_IOC_VERIFY failed", ctx);
+		diag("verify: %s", errname(-r));
+		return 0;
+	}
+	if (!v.nr_violations)
+		return 1;
+	v.msg[sizeof(v.msg) - 1] = 0;
+	ok(0, "%s: rmap invariants hold (%llu violation(s))", ctx,
+	   (unsigned long long)v.nr_violations);
+	diag("first: %s at 0x%llx: %s", vm_violation_name(v.kind),
+	     (unsigned long long)v.addr, v.msg);
+	diag("vma 0x%llx-0x%llx pgoff 0x%llx, expected 0x%llx, found 0x%llx",
+	     (unsigned long long)v.vma_start, (unsigned long long)v.vma_end,
+	     (unsigned long long)v.vma_pgoff, (unsigned long long)v.expected,
+	     (unsigned long long)v.found);
+	return 0;
+}
+
 int sys_pidfd_open(pid_t pid, unsigned int flags)
 {
 	long r = syscall(434 /* __NR_pidfd_open */, pid, flags);
