@@ -296,8 +296,8 @@ stage_guest() {
 }
 
 # Guest knobs of the debug kernels (tests/guest/run.sh documents them).
-debug_guest_knobs="VMAMERGE_CYCLES=8 VMAMERGE_SEEDS=1,2 VMAMERGE_NOPS=200"
-debug_guest_knobs+=" VMAMERGE_TORTURE_SEEDS=1 VMAMERGE_TORTURE_NOPS=300 VMAMERGE_TORTURE_MAX_S=40"
+debug_guest_knobs="VMAMERGE_CYCLES=16 VMAMERGE_SEEDS=1,2,3 VMAMERGE_NOPS=300"
+debug_guest_knobs+=" VMAMERGE_TORTURE_SEEDS=1,2 VMAMERGE_TORTURE_NOPS=1500 VMAMERGE_TORTURE_MAX_S=60"
 
 # guest_boot RELEASE KIND: stage, pack and boot one guest; its exit status
 # and duration go to $logdir/guest-RELEASE.{rc,seconds}. Runs in the

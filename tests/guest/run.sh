@@ -6,8 +6,8 @@
 #   CLI     /bin/vmamerge               (VMAMERGE_CLI; CLI tests skipped if absent)
 #   env     KREL (informational), VMAMERGE_CYCLES (50), VMAMERGE_SEEDS
 #           ("1 2 3 4 5" or "1,2,3,4,5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
-#           VMAMERGE_CYCLE_BUDGET_S (1200), VMAMERGE_TORTURE_SEEDS ("1,2"),
-#           VMAMERGE_TORTURE_NOPS (800), VMAMERGE_TORTURE_MAX_S (20: time
+#           VMAMERGE_CYCLE_BUDGET_S (1200), VMAMERGE_TORTURE_SEEDS ("1,2,3,4"),
+#           VMAMERGE_TORTURE_NOPS (3000), VMAMERGE_TORTURE_MAX_S (30: time
 #           cap of one torture run)
 #
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
@@ -41,9 +41,9 @@ SEEDS=$(echo "${VMAMERGE_SEEDS:-1 2 3 4 5}" | tr ',' ' ')
 NOPS=${VMAMERGE_NOPS:-300}
 CHURN_MS=${VMAMERGE_CHURN_MS:-300}
 BUDGET_S=${VMAMERGE_CYCLE_BUDGET_S:-1200}
-TSEEDS=${VMAMERGE_TORTURE_SEEDS:-1,2}
-TNOPS=${VMAMERGE_TORTURE_NOPS:-800}
-TMAX=${VMAMERGE_TORTURE_MAX_S:-20}
+TSEEDS=${VMAMERGE_TORTURE_SEEDS:-1,2,3,4}
+TNOPS=${VMAMERGE_TORTURE_NOPS:-3000}
+TMAX=${VMAMERGE_TORTURE_MAX_S:-30}
 LP=/sys/kernel/livepatch/vmamerge
 DBG=/sys/kernel/debug/vmamerge
 W="$DIR/t_wait"
