@@ -292,7 +292,18 @@ stage_guest() {
 	if [[ -d $guest_bin ]] && compgen -G "$guest_bin/*" >/dev/null; then
 		cp -a "$guest_bin/." "$stage/tests/"
 	fi
+	# The upstream mm selftests (built by step_selftests_build; the demo
+	# and the soak do without).
+	if [[ ${stage_selftests:-0} == 1 ]]; then
+		bash "$repo/tests/selftests/stage.sh" "$rel" "$stage"
+	fi
 	return 0
+}
+
+# The kernel's own mm selftests of SERIES, static (tests/selftests/build.sh;
+# cached by source version).
+step_selftests_build() { # SERIES
+	bash "$repo/tests/selftests/build.sh" "$1"
 }
 
 # Guest knobs of the debug kernels (tests/guest/run.sh documents them).
@@ -457,6 +468,13 @@ main() {
 	run_step "klp-convert test" step_klp_convert_test
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
 	run_step "guest test programs" step_guest_build
+	local done_series=" "
+	for i in "${!series[@]}"; do
+		[[ $done_series == *" ${series[$i]} "* ]] && continue
+		done_series+="${series[$i]} "
+		run_step "mm selftests ${series[$i]} (static build)" step_selftests_build "${series[$i]}"
+	done
+	stage_selftests=1
 	run_guests
 	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
 	summary

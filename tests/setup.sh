@@ -39,7 +39,8 @@ matrix=$here/matrix
 base_pkgs=(gcc make libc6-dev bc kmod cpio xz-utils zstd qemu-system-x86
 	busybox-static sparse dkms perl python3
 	gcc-12 pahole libelf1 libssl3 zlib1g
-	flex bison libelf-dev libssl-dev)	# the last four: debug kernels
+	flex bison libelf-dev libssl-dev	# debug kernels
+	libnuma-dev libcap-dev liburing-dev file)	# static mm selftests
 
 log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }

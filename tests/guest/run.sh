@@ -16,7 +16,8 @@
 # Order: differential baseline and torture without the module; load;
 # ioctl, debugfs, inheritance and CLI tests; differential runs with the
 # module (features off, features on, mode always); torture opted in;
-# unload; load/churn/unload cycles; dmesg.
+# unload; the upstream mm selftests without and with the module;
+# load/churn/unload cycles; dmesg.
 #
 # Errnos the programs assert (module side must match):
 #   EINVAL  unknown advice/kind/flags/mode/feature/set_mask/global, reserved
@@ -238,6 +239,20 @@ diff_loaded() {
 		tap 1 "defaults restored (mode optin, all features)" \
 			"mode: $(cat "$DBG/mode" 2>&1)" "features: $(cat "$DBG/features" 2>&1)"
 	fi
+}
+
+# ---- upstream mm selftests (tests/selftests/, staged as /selftests) ----
+
+# Without the module (against the results recorded for this kernel), then
+# with it loaded and every process opted in: the same results. corpus.sh
+# loads and unloads the module itself.
+selftests() {
+	if [ ! -x /selftests/corpus.sh ]; then
+		skip "upstream mm selftests" "not staged"
+		return 0
+	fi
+	/selftests/corpus.sh > "$TMP/out" 2>&1
+	emit "$TMP/out" $? "selftests corpus.sh"
 }
 
 # ---- torture (tests/guest/torture.sh) ----
@@ -472,6 +487,7 @@ if [ "$LOADED" = 1 ]; then
 	fi
 	[ ! -e /dev/vmamerge ]
 	tap $? "/dev/vmamerge gone after rmmod"
+	selftests
 	cycles
 else
 	skip "ioctl, debugfs, inheritance, CLI, differential and cycle tests" \

@@ -1,0 +1,175 @@
+#!/bin/sh
+# corpus.sh: the upstream mm selftest regression corpus, inside the guest
+# (busybox sh, root).  Staged by tests/selftests/stage.sh as /selftests/.
+#
+#  1. runs the run list without the module          -> results.stock
+#  2. compares results.stock with expected-$(uname -r).txt (the results
+#     recorded for this kernel; timings ignored, only the tests of this run)
+#  3. loads the module (insmod, waits for the livepatch transition), sets
+#     mode always (every process opted in), runs the list again
+#                                                   -> results.module
+#     and unloads it
+#  4. per test: is the result the same with the module (the test's own and
+#     every subtest's)?
+# Output: unnumbered TAP lines ("ok - ...", "not ok - ...", "# ..."), as
+# tests/guest/run.sh's emit() reads them; exit status 0 unless something
+# failed.  The module must not be loaded when this starts.
+#
+# Environment:
+#   VMAMERGE_KO                the module (/lib/vmamerge/vmamerge.ko)
+#   VMAMERGE_SELFTESTS_TIER    quick | std | full (default: quick on a
+#                              *-vmamerge-debug kernel, std otherwise)
+#   VMAMERGE_SELFTESTS_ONLY    run only these test names (separated by
+#                              spaces or commas)
+#   VMAMERGE_SELFTESTS_OUT     where results.* and logs go
+#                              (/tmp/selftests-out)
+#   VMAMERGE_SELFTESTS_PRINT   1: print the results without the module even
+#                              when they are as expected
+DIR=$(cd "$(dirname "$0")" && pwd)
+KO=${VMAMERGE_KO:-/lib/vmamerge/vmamerge.ko}
+REL=$(uname -r)
+case $REL in
+*-vmamerge-debug) VMAMERGE_SELFTESTS_TIER=${VMAMERGE_SELFTESTS_TIER:-quick} ;;
+*) VMAMERGE_SELFTESTS_TIER=${VMAMERGE_SELFTESTS_TIER:-std} ;;
+esac
+export VMAMERGE_SELFTESTS_TIER
+OUT=${VMAMERGE_SELFTESTS_OUT:-/tmp/selftests-out}
+EXPECTED=$DIR/expected-$REL.txt
+LP=/sys/kernel/livepatch/vmamerge
+DBG=/sys/kernel/debug/vmamerge
+FAILED=0
+STOCK_OK=0
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; FAILED=1; }
+diag() { sed 's/^/# /'; }
+
+# wait_until SECONDS CMD...: poll CMD every 0.2 s
+wait_until() {
+	_n=$(($1 * 5))
+	shift
+	while [ $_n -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		_n=$((_n - 1))
+	done
+	return 1
+}
+# shellcheck disable=SC2317 # called through wait_until
+settled() { [ "$(cat "$LP/transition" 2>/dev/null)" = 0 ]; }
+# shellcheck disable=SC2317
+gone() { [ ! -e "$1" ]; }
+# shellcheck disable=SC2317
+unreferenced() { [ "$(cat /sys/module/vmamerge/refcnt 2>/dev/null)" = 0 ]; }
+
+load() {
+	_o=$(insmod "$KO" 2>&1) || { echo "insmod: $_o"; return 1; }
+	wait_until 60 settled || { echo "transition did not finish"; return 1; }
+	[ "$(cat $LP/enabled)" = 1 ] || { echo "$LP/enabled is not 1"; return 1; }
+	_o=$( (echo always >$DBG/mode) 2>&1) || { echo "mode always: $_o"; return 1; }
+	case $(cat $DBG/mode) in *"[always]"*) ;; *) echo "mode reads $(cat $DBG/mode)"; return 1 ;; esac
+}
+
+unload() {
+	[ -e $LP/enabled ] && echo 0 >$LP/enabled
+	wait_until 60 gone $LP || { echo "livepatch did not go away"; return 1; }
+	wait_until 30 unreferenced || { echo "module still referenced"; return 1; }
+	_o=$(rmmod vmamerge 2>&1) || { echo "rmmod: $_o"; return 1; }
+}
+
+# keyed FILE [NAMES]: "key result" lines of a results file (no timings),
+# sorted; with NAMES (a file of test names) only the lines of those tests
+keyed() {
+	if [ -n "$2" ]; then
+		awk 'NR == FNR { t[$1] = 1; next }
+			/^#/ { next }
+			{ n = $1; sub(/:.*/, "", n) } (n in t) && NF >= 2 { print $1, $2 }' "$2" "$1"
+	else
+		awk '/^#/ { next } NF >= 2 { print $1, $2 }' "$1"
+	fi | LC_ALL=C sort
+}
+
+# ---- main ---------------------------------------------------------------------
+mkdir -p "$OUT"
+echo "# selftests: $REL, tier $VMAMERGE_SELFTESTS_TIER${VMAMERGE_SELFTESTS_ONLY:+, only $VMAMERGE_SELFTESTS_ONLY}"
+if [ -e /sys/module/vmamerge ]; then
+	notok "selftests: the module is not loaded before the run without it"
+	exit 1
+fi
+
+VMAMERGE_SELFTESTS_LOGDIR=$OUT/logs.stock \
+	sh "$DIR/run-selftests.sh" stock "$OUT/results.stock" "$DIR/tests.txt"
+# what should have run (a test missing from the results then shows as a
+# difference)
+sh "$DIR/run-selftests.sh" --names - "$DIR/tests.txt" >"$OUT/names"
+
+# ---- results without the module against the recorded ones
+if [ -f "$EXPECTED" ]; then
+	keyed "$EXPECTED" "$OUT/names" >"$OUT/expected.keyed"
+	keyed "$OUT/results.stock" >"$OUT/stock.keyed"
+	if cmp -s "$OUT/expected.keyed" "$OUT/stock.keyed"; then
+		STOCK_OK=1
+		ok "selftests: results without the module as recorded in expected-$REL.txt ($(wc -l <"$OUT/stock.keyed") results)"
+	else
+		notok "selftests: results without the module as recorded in expected-$REL.txt"
+		echo "# (- expected, + this run)"
+		diff "$OUT/expected.keyed" "$OUT/stock.keyed" | grep '^[-+][^-+]' | head -60 | diag
+	fi
+else
+	ok "selftests: results without the module as recorded # SKIP no expected-$REL.txt"
+fi
+# The results themselves when they are new or differ, or on request
+# (VMAMERGE_SELFTESTS_PRINT=1); tests/selftests/record-expected.sh turns
+# this block into expected-$REL.txt.
+if [ "$STOCK_OK" != 1 ] || [ "${VMAMERGE_SELFTESTS_PRINT:-0}" = 1 ]; then
+	echo "# selftests-results-begin $REL tier $VMAMERGE_SELFTESTS_TIER"
+	diag <"$OUT/results.stock"
+	echo "# selftests-results-end"
+fi
+
+# ---- with the module, mode always
+if [ ! -f "$KO" ]; then
+	ok "selftests: runs with the module # SKIP no $KO"
+	exit $FAILED
+fi
+if ! err=$(load); then
+	notok "selftests: load the module, mode always"
+	echo "$err" | diag
+	unload >/dev/null 2>&1
+	exit 1
+fi
+ok "selftests: module loaded, mode always"
+VMAMERGE_SELFTESTS_LOGDIR=$OUT/logs.module \
+	sh "$DIR/run-selftests.sh" module "$OUT/results.module" "$DIR/tests.txt"
+echo "# vmamerge stats after the run with the module:"
+diag <$DBG/stats
+if err=$(unload); then
+	ok "selftests: module unloaded after the run"
+else
+	notok "selftests: module unloaded after the run"
+	echo "$err" | diag
+fi
+
+# ---- per test: same result with the module
+keyed "$OUT/results.module" >"$OUT/module.keyed"
+keyed "$OUT/results.stock" >"$OUT/stock.keyed"
+while read -r name _; do
+	res=$(awk -v n="$name" '$1 == n { print $2 }' "$OUT/results.stock")
+	mres=$(awk -v n="$name" '$1 == n { print $2 }' "$OUT/results.module")
+	awk -v n="$name" '$1 == n || index($1, n ":") == 1' "$OUT/stock.keyed" >"$OUT/a"
+	awk -v n="$name" '$1 == n || index($1, n ":") == 1' "$OUT/module.keyed" >"$OUT/b"
+	if [ -z "$res" ] && [ -z "$mres" ]; then
+		notok "selftests $name: same result with the module (it did not run)"
+	elif cmp -s "$OUT/a" "$OUT/b"; then
+		ok "selftests $name: same result with the module ($res)"
+	else
+		notok "selftests $name: same result with the module (${res:-missing} without, ${mres:-missing} with)"
+		echo "# (- without the module, + with it)"
+		diff "$OUT/a" "$OUT/b" | grep '^[-+][^-+]' | head -30 | diag
+		if [ -f "$OUT/logs.module/$name.log" ]; then
+			echo "# its output with the module (tail):"
+			tail -n 20 "$OUT/logs.module/$name.log" | diag
+		fi
+	fi
+done <"$OUT/names"
+exit $FAILED
