@@ -19,6 +19,8 @@
 #   VMAMERGE_KO                the module (/lib/vmamerge/vmamerge.ko)
 #   VMAMERGE_SELFTESTS_TIER    quick | std | full (default: quick on a
 #                              *-vmamerge-debug kernel, std otherwise)
+#   VMAMERGE_SELFTESTS_TIMEOUT_SCALE  timeouts x this (default 4 on a debug
+#                              kernel, 1 otherwise)
 #   VMAMERGE_SELFTESTS_ONLY    run only these test names (separated by
 #                              spaces or commas)
 #   VMAMERGE_SELFTESTS_OUT     where results.* and logs go
@@ -29,7 +31,12 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 KO=${VMAMERGE_KO:-/lib/vmamerge/vmamerge.ko}
 REL=$(uname -r)
 case $REL in
-*-vmamerge-debug) VMAMERGE_SELFTESTS_TIER=${VMAMERGE_SELFTESTS_TIER:-quick} ;;
+*-vmamerge-debug)
+	# 3-5x slower than the stock kernels, more on a loaded host
+	VMAMERGE_SELFTESTS_TIER=${VMAMERGE_SELFTESTS_TIER:-quick}
+	VMAMERGE_SELFTESTS_TIMEOUT_SCALE=${VMAMERGE_SELFTESTS_TIMEOUT_SCALE:-4}
+	export VMAMERGE_SELFTESTS_TIMEOUT_SCALE
+	;;
 *) VMAMERGE_SELFTESTS_TIER=${VMAMERGE_SELFTESTS_TIER:-std} ;;
 esac
 export VMAMERGE_SELFTESTS_TIER

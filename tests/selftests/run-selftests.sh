@@ -23,6 +23,7 @@
 #                             these (any tier)
 #   VMAMERGE_SELFTESTS_HUGEPAGES  hugetlb pages to reserve (160)
 #   VMAMERGE_SELFTESTS_DEBUG  non-empty: print the runner's own time per test
+#   VMAMERGE_SELFTESTS_TIMEOUT_SCALE  multiplies the run list's timeouts (1)
 #
 # The guest state the tests change (hugetlb pages, hugetlbfs mount, THP, KSM
 # and a few sysctls) is set up here and restored after every test and at the
@@ -37,6 +38,7 @@ ONLY=${VMAMERGE_SELFTESTS_ONLY:-}
 # commas for spaces, as on the kernel command line (busybox sh)
 # shellcheck disable=SC3060
 ONLY=${ONLY//,/ }
+SCALE=${VMAMERGE_SELFTESTS_TIMEOUT_SCALE:-1}
 LOGDIR=${VMAMERGE_SELFTESTS_LOGDIR:-/tmp/selftests-logs/$LABEL}
 WORK=/tmp/selftests-work
 HUGE=$WORK/huge         # hugetlbfs mount, for the run list's $HUGE
@@ -162,7 +164,10 @@ run_one() {
 	_log=$LOGDIR/$_name.log
 	_tA=$(now)
 	_until=0
-	case $_to in "~"*) _until=1 _to=${_to#"~"} ;; esac
+	case $_to in
+	"~"*) _until=1 _to=${_to#"~"} ;; # a duration: not scaled
+	*) _to=$((_to * SCALE)) ;;
+	esac
 	# SETUP words before the program: sysctl:KEY=VALUE (KEY as in
 	# /proc/sys with dots, restored afterwards), compact (drop caches and
 	# compact memory first, as run_vmtests.sh does before THP and hugetlb
