@@ -82,6 +82,7 @@ enum vmamerge_path {
 	VMAMERGE_PATH_MODIFY_UFFD,	/* userfaultfd register/unregister */
 	VMAMERGE_PATH_NEW_RANGE,	/* mmap, brk, mremap expand/move */
 	VMAMERGE_PATH_VMA_MERGE,	/* 6.1: any caller of vma_merge() */
+	VMAMERGE_PATH_MREMAP_MOVE,	/* ours: after an mremap() move */
 	VMAMERGE_NR_PATHS
 };
 
@@ -111,6 +112,16 @@ void vmamerge_merge_prepare(struct vmamerge_merge *m);
 /* vmamerge_merge_done - the stock result (@merged NULL: no merge). */
 void vmamerge_merge_done(struct vmamerge_merge *m,
 			 struct vm_area_struct *merged);
+
+/* ---- renumbering after mremap() moves (renumber.c, mremap_syscall.c) ---- */
+
+/* The replacement of __x64_sys_mremap() (both builds). */
+long vmamerge_x64_sys_mremap(const struct pt_regs *regs);
+/*
+ * vmamerge_after_mremap_move - mremap() of an active mm moved a mapping to
+ * @new_addr: renumber the VMA there and try to merge it.  Takes mmap_lock.
+ */
+void vmamerge_after_mremap_move(struct mm_struct *mm, unsigned long new_addr);
 
 /* ---- control plane (control.c, vma_report.c) ---- */
 

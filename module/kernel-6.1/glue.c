@@ -7,6 +7,9 @@
  *    (mprotect, madvise, mlock, mbind, userfaultfd), of copy_vma() for
  *    mremap moves and of mremap's in-place expansion
  *    (kernel-6.1/vma_merge.c);
+ *  - __x64_sys_mremap(): the mremap() entry point, to renumber and
+ *    merge what a move left at its destination (module/mremap_syscall.c,
+ *    the same body on both builds);
  *  - uprobe_dup_mmap(): the fork hook where the opt-in is inherited
  *    (module/uprobe_dup_mmap.c, the same body on both builds).
  */
@@ -25,6 +28,10 @@ struct klp_func vmamerge_glue_funcs[] = {
 	{
 		.old_name = "vma_merge",
 		.new_func = vmamerge_vma_merge,
+	},
+	{
+		.old_name = "__x64_sys_mremap",
+		.new_func = vmamerge_x64_sys_mremap,
 	},
 	{ }
 };

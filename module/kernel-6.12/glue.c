@@ -9,6 +9,9 @@
  *    mseal, madvise, mbind, userfaultfd) (kernel-6.12/vma_modify.c);
  *  - vma_merge_new_range(): mmap, brk, mremap expansion and the
  *    destination of mremap moves (kernel-6.12/vma_merge_new_range.c);
+ *  - __x64_sys_mremap(): the mremap() entry point, to renumber and
+ *    merge what a move left at its destination (module/mremap_syscall.c,
+ *    the same body on both builds);
  *  - uprobe_dup_mmap(): the fork hook where the opt-in is inherited
  *    (module/uprobe_dup_mmap.c, the same body on both builds).
  */
@@ -43,6 +46,10 @@ struct klp_func vmamerge_glue_funcs[] = {
 	{
 		.old_name = "vma_merge_new_range",
 		.new_func = vmamerge_vma_merge_new_range,
+	},
+	{
+		.old_name = "__x64_sys_mremap",
+		.new_func = vmamerge_x64_sys_mremap,
 	},
 	{ }
 };

@@ -121,7 +121,9 @@ struct vmamerge_config {
 	X(REFUSED_SPECIAL,	"refused_special")			\
 	X(REFUSED_TOO_LARGE,	"refused_too_large")			\
 	X(REFUSED_SWAP,		"refused_swap")				\
-	X(TIME_NS,		"time_ns")
+	X(TIME_NS,		"time_ns")				\
+	X(REFUSED_NOMEM,	"refused_nomem")			\
+	X(REFUSED_UNSTABLE,	"refused_unstable")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {

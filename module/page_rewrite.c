@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The page rewrite walker: collect every anonymous folio one VMA maps,
+ * proved exclusive and locked, so that the caller can rewrite what rmap
+ * knows about them (page_rewrite.h describes the two phases).
+ *
+ * Locks, in the kernel's order: mmap_lock (write) and the VMA's write lock
+ * (held by the caller throughout, so no fault, no madvise, no munmap, no
+ * khugepaged collapse and no swapoff touches this mm), the root anon_vma's
+ * rwsem (write: no rmap walk - reclaim, migration, KSM, page_idle, THP
+ * split - can look at these folios while they change), one PTE or PMD lock
+ * at a time, and under it only trylocks of folios.  The folio lock ranks
+ * above both, so a folio we cannot trylock is a transient refusal: the
+ * caller drops everything and tries again.
+ *
+ * Why folios are kept locked until the commit: a swap-cache folio that no
+ * PTE maps can be migrated without any rmap walk (so without the anon_vma
+ * lock); migration copies index to the new folio under the folio lock.
+ * Mapped folios are locked too: every path that changes their mapping or
+ * index (migration, KSM, reclaim, split) holds the folio lock, so the
+ * rewrite never races with one, whatever rmap lock it uses.
+ */
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/huge_mm.h>
+#include <linux/pagemap.h>
+#include <linux/rmap.h>
+#include <linux/slab.h>
+#include <linux/swap.h>
+#include <linux/swapops.h>
+
+#include "vmamerge.h"
+#include "page_rewrite.h"
+#include "verify.h"	/* the page-table and swap-cache helpers */
+
+static const char *const vmamerge_refusal_names[VMAMERGE_NR_REFUSALS] = {
+	[VMAMERGE_R_NONE]	= "none",
+	[VMAMERGE_R_SHARED]	= "shared",
+	[VMAMERGE_R_KSM]	= "ksm",
+	[VMAMERGE_R_PINNED]	= "pinned",
+	[VMAMERGE_R_MIGRATION]	= "migration",
+	[VMAMERGE_R_BUSY]	= "busy",
+	[VMAMERGE_R_THP]	= "thp",
+	[VMAMERGE_R_DEVICE]	= "device",
+	[VMAMERGE_R_SPECIAL]	= "special",
+	[VMAMERGE_R_TOO_LARGE]	= "too_large",
+	[VMAMERGE_R_SWAP]	= "swap",
+	[VMAMERGE_R_NOMEM]	= "nomem",
+	[VMAMERGE_R_UNSTABLE]	= "unstable",
+};
+
+static const enum vmamerge_counter vmamerge_refusal_counters[] = {
+	[VMAMERGE_R_SHARED]	= VMAMERGE_C_REFUSED_SHARED,
+	[VMAMERGE_R_KSM]	= VMAMERGE_C_REFUSED_KSM,
+	[VMAMERGE_R_PINNED]	= VMAMERGE_C_REFUSED_PINNED,
+	[VMAMERGE_R_MIGRATION]	= VMAMERGE_C_REFUSED_MIGRATION,
+	[VMAMERGE_R_BUSY]	= VMAMERGE_C_REFUSED_BUSY,
+	[VMAMERGE_R_THP]	= VMAMERGE_C_REFUSED_THP,
+	[VMAMERGE_R_DEVICE]	= VMAMERGE_C_REFUSED_DEVICE,
+	[VMAMERGE_R_SPECIAL]	= VMAMERGE_C_REFUSED_SPECIAL,
+	[VMAMERGE_R_TOO_LARGE]	= VMAMERGE_C_REFUSED_TOO_LARGE,
+	[VMAMERGE_R_SWAP]	= VMAMERGE_C_REFUSED_SWAP,
+	[VMAMERGE_R_NOMEM]	= VMAMERGE_C_REFUSED_NOMEM,
+	[VMAMERGE_R_UNSTABLE]	= VMAMERGE_C_REFUSED_UNSTABLE,
+};
+
+const char *vmamerge_refusal_name(enum vmamerge_refusal r)
+{
+	return r < VMAMERGE_NR_REFUSALS ? vmamerge_refusal_names[r] : "?";
+}
+
+enum vmamerge_counter vmamerge_refusal_counter(enum vmamerge_refusal r)
+{
+	if (r == VMAMERGE_R_NONE || r >= VMAMERGE_NR_REFUSALS)
+		return VMAMERGE_NR_COUNTERS;
+	return vmamerge_refusal_counters[r];
+}
+
+enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
+					    struct vm_area_struct *vma)
+{
+	unsigned long pages = vma_pages(vma);
+
+	memset(rw, 0, sizeof(*rw));
+	rw->mm = vma->vm_mm;
+	rw->vma = vma;
+	if (pages > VMAMERGE_REWRITE_MAX_PAGES)
+		return VMAMERGE_R_TOO_LARGE;
+	/* at most one folio per page of the VMA */
+	rw->folios = kvmalloc_array(pages, sizeof(*rw->folios), GFP_KERNEL);
+	if (!rw->folios)
+		return VMAMERGE_R_NOMEM;
+	rw->max_folios = pages;
+	return VMAMERGE_R_NONE;
+}
+
+void vmamerge_rewrite_free(struct vmamerge_rewrite *rw)
+{
+	kvfree(rw->folios);
+	rw->folios = NULL;
+}
+
+/* Keep @folio (locked by the caller): take a reference, list it. */
+static enum vmamerge_refusal vmamerge_rewrite_keep(struct vmamerge_rewrite *rw,
+						   struct folio *folio)
+{
+	if (WARN_ON_ONCE(rw->nr_folios >= rw->max_folios)) {
+		folio_unlock(folio);
+		return VMAMERGE_R_TOO_LARGE;
+	}
+	folio_get(folio);
+	rw->folios[rw->nr_folios++] = folio;
+	rw->nr_pages += folio_nr_pages(folio);
+	return VMAMERGE_R_NONE;
+}
+
+/*
+ * A present folio under its PTE or PMD lock: trylock it first, so that the
+ * sharing check reads state that the folio lock pins too (swap-cache
+ * membership), then check and keep it.
+ */
+static enum vmamerge_refusal
+vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
+			 struct page *page, unsigned long addr, bool pmd_mapped)
+{
+	enum vmamerge_refusal r;
+
+	if (!folio_trylock(folio))
+		return VMAMERGE_R_BUSY;
+	r = vmamerge_check_present(rw, folio, page, addr, pmd_mapped);
+	if (r) {
+		folio_unlock(folio);
+		return r;
+	}
+	return vmamerge_rewrite_keep(rw, folio);
+}
+
+/*
+ * A swap PTE, read under its PTE lock, which keeps the slot and the swap
+ * device's cache alive (verify.c explains why).  The slot must be ours
+ * alone; a swap-cache folio holding it is rewritten with the rest: it
+ * carries the index that a later swap-in maps.  Without one, nothing
+ * carries an index: swap-in computes it from the VMA.
+ */
+static enum vmamerge_refusal vmamerge_rewrite_swap(struct vmamerge_rewrite *rw,
+						   unsigned long addr,
+						   swp_entry_t entry)
+{
+	enum vmamerge_refusal r;
+	struct folio *folio;
+
+	if (__swap_count(entry) != 1)
+		return VMAMERGE_R_SHARED;
+	folio = vmamerge_vg_swapcache_folio(entry);
+	if (!folio)
+		return VMAMERGE_R_NONE;
+	if (!folio_trylock(folio)) {
+		folio_put(folio);
+		return VMAMERGE_R_BUSY;
+	}
+	r = vmamerge_check_swapcache(rw, folio, entry, addr);
+	if (r == VMAMERGE_R_NONE && folio_test_anon(folio))
+		r = vmamerge_rewrite_keep(rw, folio);
+	else
+		folio_unlock(folio);
+	folio_put(folio);	/* _keep() took its own reference */
+	return r;
+}
+
+/* Entries that are not swap slots: what each means for a rewrite. */
+static enum vmamerge_refusal vmamerge_rewrite_nonswap(swp_entry_t entry)
+{
+	if (is_migration_entry(entry))
+		return VMAMERGE_R_MIGRATION;
+	if (is_device_private_entry(entry) || is_device_exclusive_entry(entry))
+		return VMAMERGE_R_DEVICE;
+	/* hwpoison and PTE markers carry no page: nothing to rewrite */
+	return VMAMERGE_R_NONE;
+}
+
+/* One PTE, under its PTE lock. */
+static enum vmamerge_refusal vmamerge_rewrite_pte(struct vmamerge_rewrite *rw,
+						  unsigned long addr, pte_t pte)
+{
+	swp_entry_t entry;
+	unsigned long pfn;
+	struct page *page;
+
+	if (pte_none(pte))
+		return VMAMERGE_R_NONE;
+	if (!pte_present(pte)) {
+		entry = pte_to_swp_entry(pte);
+		if (non_swap_entry(entry))
+			return vmamerge_rewrite_nonswap(entry);
+		return vmamerge_rewrite_swap(rw, addr, entry);
+	}
+	pfn = pte_pfn(pte);
+	if (is_zero_pfn(pfn))
+		return VMAMERGE_R_NONE;
+	if (pte_special(pte) || pte_devmap(pte) || !pfn_valid(pfn))
+		return VMAMERGE_R_SPECIAL;
+	page = pfn_to_page(pfn);
+	return vmamerge_rewrite_present(rw, page_folio(page), page, addr,
+					false);
+}
+
+/*
+ * The PTEs of [@addr, @end) in the table *@pmd points to.  With mmap_lock
+ * held for writing no page table of an anonymous VMA goes away; the
+ * recheck under the PTE lock is the stock walkers' discipline all the
+ * same.  Returns VMAMERGE_R_BUSY if the pmd changed under us.
+ */
+static enum vmamerge_refusal vmamerge_rewrite_ptes(struct vmamerge_rewrite *rw,
+						   pmd_t *pmd,
+						   unsigned long addr,
+						   unsigned long end)
+{
+	enum vmamerge_refusal r = VMAMERGE_R_NONE;
+	pte_t *start, *ptep;
+	spinlock_t *ptl;
+	pmd_t pmdval;
+
+	start = vmamerge_vg_pte_map(pmd, addr, &pmdval);
+	if (!start)
+		return VMAMERGE_R_BUSY;
+	ptl = pte_lockptr(rw->mm, &pmdval);
+	spin_lock(ptl);
+	if (!pmd_same(pmdval, vmamerge_vg_pmdp_get(pmd)))
+		r = VMAMERGE_R_BUSY;
+	for (ptep = start; !r && addr < end; ptep++, addr += PAGE_SIZE) {
+		r = vmamerge_rewrite_pte(rw, addr, ptep_get(ptep));
+		if (r)
+			rw->refusal_addr = addr;
+	}
+	spin_unlock(ptl);
+	vmamerge_vg_pte_unmap(start);
+	return r;
+}
+
+/* A pmd that maps a THP (or the huge zero page), under the PMD lock. */
+static enum vmamerge_refusal vmamerge_rewrite_huge(struct vmamerge_rewrite *rw,
+						   pmd_t *pmd,
+						   unsigned long addr)
+{
+	enum vmamerge_refusal r = VMAMERGE_R_NONE;
+	struct page *page;
+	spinlock_t *ptl;
+	pmd_t pmdval;
+
+	ptl = pmd_lock(rw->mm, pmd);
+	pmdval = vmamerge_vg_pmdp_get(pmd);
+	if (!pmd_present(pmdval) || !pmd_trans_huge(pmdval) ||
+	    pmd_devmap(pmdval)) {
+		/* split, zapped or under migration since we looked */
+		r = VMAMERGE_R_BUSY;
+	} else if (!vmamerge_vg_huge_zero_pmd(pmdval)) {
+		page = pmd_page(pmdval);
+		r = vmamerge_rewrite_present(rw, page_folio(page), page,
+					     addr & PMD_MASK, true);
+	}
+	spin_unlock(ptl);
+	if (r)
+		rw->refusal_addr = addr;
+	return r;
+}
+
+static enum vmamerge_refusal vmamerge_rewrite_pmd(struct vmamerge_rewrite *rw,
+						  pmd_t *pmd,
+						  unsigned long addr,
+						  unsigned long end)
+{
+	pmd_t pmdval = vmamerge_vg_pmdp_get(pmd);
+
+	if (pmd_none(pmdval))
+		return VMAMERGE_R_NONE;
+	if (!pmd_present(pmdval)) {
+		/* a THP under migration (pmd migration entry) */
+		rw->refusal_addr = addr;
+		return VMAMERGE_R_MIGRATION;
+	}
+	if (pmd_devmap(pmdval)) {
+		rw->refusal_addr = addr;
+		return VMAMERGE_R_DEVICE;
+	}
+	if (pmd_trans_huge(pmdval))
+		return vmamerge_rewrite_huge(rw, pmd, addr);
+	return vmamerge_rewrite_ptes(rw, pmd, addr, end);
+}
+
+/*
+ * The upper levels: populated entries above the PTE level of a VMA's
+ * range stay while we hold mmap_lock; anonymous memory has no PUD leaves.
+ */
+static enum vmamerge_refusal vmamerge_rewrite_pud(struct vmamerge_rewrite *rw,
+						  pud_t *pud,
+						  unsigned long addr,
+						  unsigned long end)
+{
+	enum vmamerge_refusal r = VMAMERGE_R_NONE;
+	pmd_t *pmd = pmd_offset(pud, addr);
+	unsigned long next;
+
+	for (; !r && addr < end; pmd++, addr = next) {
+		next = pmd_addr_end(addr, end);
+		r = vmamerge_rewrite_pmd(rw, pmd, addr, next);
+	}
+	return r;
+}
+
+static enum vmamerge_refusal vmamerge_rewrite_p4d(struct vmamerge_rewrite *rw,
+						  p4d_t *p4d,
+						  unsigned long addr,
+						  unsigned long end)
+{
+	enum vmamerge_refusal r = VMAMERGE_R_NONE;
+	pud_t *pud = pud_offset(p4d, addr);
+	unsigned long next;
+	pud_t pudval;
+
+	for (; !r && addr < end; pud++, addr = next) {
+		next = pud_addr_end(addr, end);
+		pudval = READ_ONCE(*pud);
+		if (pud_none(pudval))
+			continue;
+		if (!pud_present(pudval) || pud_leaf(pudval) ||
+		    pud_bad(pudval))
+			r = VMAMERGE_R_SPECIAL;
+		else
+			r = vmamerge_rewrite_pud(rw, pud, addr, next);
+	}
+	return r;
+}
+
+static enum vmamerge_refusal vmamerge_rewrite_walk(struct vmamerge_rewrite *rw)
+{
+	unsigned long addr = rw->vma->vm_start, end = rw->vma->vm_end;
+	enum vmamerge_refusal r = VMAMERGE_R_NONE;
+	unsigned long next, p4d_next;
+	pgd_t *pgd;
+	p4d_t *p4d;
+
+	for (; !r && addr < end; addr = next) {
+		pgd = pgd_offset(rw->mm, addr);
+		next = pgd_addr_end(addr, end);
+		if (pgd_none(READ_ONCE(*pgd)))
+			continue;
+		if (pgd_bad(READ_ONCE(*pgd)))
+			return VMAMERGE_R_SPECIAL;
+		p4d = p4d_offset(pgd, addr);
+		for (; !r && addr < next; p4d++, addr = p4d_next) {
+			p4d_next = p4d_addr_end(addr, next);
+			if (p4d_none(READ_ONCE(*p4d)))
+				continue;
+			if (p4d_bad(READ_ONCE(*p4d)))
+				return VMAMERGE_R_SPECIAL;
+			r = vmamerge_rewrite_p4d(rw, p4d, addr, p4d_next);
+		}
+	}
+	return r;
+}
+
+enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
+{
+	enum vmamerge_refusal r;
+
+	rw->nr_folios = 0;
+	rw->nr_pages = 0;
+	rw->refusal_addr = 0;
+	rw->root = rw->vma->anon_vma ? rw->vma->anon_vma->root : NULL;
+	r = vmamerge_rewrite_walk(rw);
+	if (r)
+		vmamerge_rewrite_release(rw);
+	rw->refusal = r;
+	return r;
+}
+
+static void vmamerge_rewrite_drop(struct folio *folio)
+{
+	folio_unlock(folio);
+	folio_put(folio);
+}
+
+/*
+ * The new index is written once per folio (a large folio's pages take
+ * theirs from the head), with the folio locked and the root anon_vma held
+ * for writing: no reader that relies on the index runs meanwhile.
+ */
+void vmamerge_rewrite_commit_index(struct vmamerge_rewrite *rw, long delta)
+{
+	struct folio *folio;
+	unsigned long i;
+
+	for (i = 0; i < rw->nr_folios; i++) {
+		folio = rw->folios[i];
+		WRITE_ONCE(folio->index, folio->index + delta);
+		vmamerge_rewrite_drop(folio);
+	}
+	rw->nr_folios = 0;
+}
+
+void vmamerge_rewrite_release(struct vmamerge_rewrite *rw)
+{
+	unsigned long i;
+
+	for (i = 0; i < rw->nr_folios; i++)
+		vmamerge_rewrite_drop(rw->folios[i]);
+	rw->nr_folios = 0;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmamerge: the page rewrite walker (page_rewrite.c), the sharing check it
+ * applies to every page (sharing.c) and the per-series helpers both need
+ * (kernel-<series>/rewrite_glue.c).
+ *
+ * A rewrite changes what rmap knows about the anonymous pages of one VMA:
+ * today their index (renumbering, renumber.c).  It runs in two phases
+ * under mmap_lock held for writing, the VMA write-locked (6.12's per-VMA
+ * locks) and the root anon_vma's rwsem held for writing:
+ *
+ *  1. collect: walk the VMA's page tables; every anonymous folio it maps,
+ *     present or in the swap cache, must pass the sharing check and be
+ *     trylocked; the walk keeps them locked and referenced.  Anything that
+ *     cannot be proved safe ends the walk with a refusal;
+ *  2. commit: the caller changes the VMA, then every collected folio's
+ *     index, and releases them.
+ *
+ * A refusal that time can cure (a migration entry, a folio locked by
+ * someone else) is retried a bounded number of times after every lock has
+ * been dropped; then the operation falls back to the stock behaviour.
+ */
+#ifndef _VMAMERGE_PAGE_REWRITE_H
+#define _VMAMERGE_PAGE_REWRITE_H
+
+#include <linux/mm.h>
+#include <linux/swap.h>
+
+#include "vmamerge.h"
+
+/* Why a rewrite was refused; each maps to one refused_* counter. */
+enum vmamerge_refusal {
+	VMAMERGE_R_NONE,	/* not refused */
+	VMAMERGE_R_SHARED,	/* a page is mapped or referenced twice */
+	VMAMERGE_R_KSM,		/* a KSM page */
+	VMAMERGE_R_PINNED,	/* a page that may be pinned (DMA, GUP) */
+	VMAMERGE_R_MIGRATION,	/* migration entries, still after retries */
+	VMAMERGE_R_BUSY,	/* a folio locked by others, after retries */
+	VMAMERGE_R_THP,		/* a large folio we cannot rewrite whole */
+	VMAMERGE_R_DEVICE,	/* device-private or -exclusive entries */
+	VMAMERGE_R_SPECIAL,	/* not a private anonymous VMA, or odd pages */
+	VMAMERGE_R_TOO_LARGE,	/* more pages than one rewrite handles */
+	VMAMERGE_R_SWAP,	/* a swap entry whose state we cannot read */
+	VMAMERGE_R_NOMEM,	/* no memory for the folio list */
+	VMAMERGE_R_UNSTABLE,	/* rmap already inconsistent: leave it */
+	VMAMERGE_NR_REFUSALS
+};
+
+/* Is @r worth another try after dropping every lock? */
+static inline bool vmamerge_refusal_transient(enum vmamerge_refusal r)
+{
+	return r == VMAMERGE_R_MIGRATION || r == VMAMERGE_R_BUSY;
+}
+
+const char *vmamerge_refusal_name(enum vmamerge_refusal r);
+enum vmamerge_counter vmamerge_refusal_counter(enum vmamerge_refusal r);
+
+/* Largest VMA (in pages) one rewrite takes on: 2 GiB, a 4 MiB list. */
+#define VMAMERGE_REWRITE_MAX_PAGES	(1UL << 19)
+
+struct vmamerge_rewrite {
+	struct mm_struct *mm;
+	struct vm_area_struct *vma;
+	struct anon_vma *root;		/* vma->anon_vma->root */
+	struct folio **folios;		/* locked and referenced by collect */
+	unsigned long nr_folios;
+	unsigned long max_folios;
+	unsigned long nr_pages;		/* pages of the collected folios */
+	enum vmamerge_refusal refusal;
+	unsigned long refusal_addr;	/* where the walk stopped */
+};
+
+/*
+ * vmamerge_rewrite_init - prepare @rw for @vma: allocates the folio list
+ * (may sleep; no locks but mmap_lock).  Returns a refusal (TOO_LARGE,
+ * NOMEM) or VMAMERGE_R_NONE.
+ */
+enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
+					    struct vm_area_struct *vma);
+void vmamerge_rewrite_free(struct vmamerge_rewrite *rw);
+
+/*
+ * vmamerge_rewrite_collect - phase 1.  Caller: mmap_lock (write), VMA
+ * write-locked, root anon_vma locked for writing.  On refusal nothing is
+ * held (the folios collected so far are released).
+ */
+enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw);
+
+/* Add @delta to every collected folio's index, unlock and release them. */
+void vmamerge_rewrite_commit_index(struct vmamerge_rewrite *rw, long delta);
+
+/* Release the collected folios unchanged. */
+void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
+
+/* ---- the sharing check (sharing.c) ---- */
+
+/*
+ * A present anonymous @folio, mapped at @addr by @rw->vma through a PTE
+ * (@pmd_mapped false, @page its page) or whole by a PMD: may its rmap
+ * metadata be rewritten?  Called under the PTE or PMD lock.
+ */
+enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
+					     struct folio *folio,
+					     struct page *page,
+					     unsigned long addr,
+					     bool pmd_mapped);
+/*
+ * A swap-cache @folio found for the swap PTE of @entry at @addr, locked by
+ * the caller: same question.  Under the PTE lock.
+ */
+enum vmamerge_refusal vmamerge_check_swapcache(struct vmamerge_rewrite *rw,
+					       struct folio *folio,
+					       swp_entry_t entry,
+					       unsigned long addr);
+
+/* ---- per-series helpers (kernel-<series>/rewrite_glue.c) ---- */
+
+/* Exclude page faults under the per-VMA lock (6.12); nothing on 6.1. */
+void vmamerge_rg_vma_start_write(struct vm_area_struct *vma);
+/*
+ * Merge @vma with its neighbours where the stock rules allow it, as
+ * mprotect() without a flag change would: returns the merged VMA or NULL.
+ * mmap_lock held for writing.
+ */
+struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma);
+
+#endif /* _VMAMERGE_PAGE_REWRITE_H */

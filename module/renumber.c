@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Renumbering: give a private anonymous VMA the page offset a fresh
+ * mmap() at its address would have (vm_pgoff == vm_start >> PAGE_SHIFT)
+ * and every page it maps the matching index, so that it can merge with
+ * neighbours whose offsets are linear too (thesis §2.7).  The kernel does
+ * the same for a VMA without pages when mremap() moves it (copy_vma());
+ * we extend it to faulted VMAs whose pages are all exclusive.
+ *
+ * After an mremap() move (mremap_syscall.c) the destination VMA is
+ * renumbered and then offered to the stock merge logic, exactly as an
+ * mprotect() that changes nothing would offer it.
+ */
+#include <linux/kernel.h>
+#include <linux/delay.h>
+#include <linux/hugetlb.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/rmap.h>
+
+#include "vmamerge.h"
+#include "page_rewrite.h"
+#include "trace.h"
+
+/*
+ * How often a transient refusal (migration entries, a folio someone else
+ * holds locked) is retried, and how long we sleep in between - with every
+ * lock but mmap_lock dropped: migration and reclaim need the folio lock
+ * and the anon_vma lock, never this mm's mmap_lock.
+ */
+#define VMAMERGE_RENUMBER_TRIES		8
+#define VMAMERGE_RENUMBER_WAIT_US	200
+
+/*
+ * Re-key the VMA's entries in the anon_vma interval trees it belongs to:
+ * rmap finds a VMA by pgoff, so the pgoff may only change while it is out
+ * of every tree.  All of them hang off the same root, whose rwsem the
+ * caller holds for writing (what vma_adjust/vma_prepare do for a change
+ * of vm_pgoff).
+ */
+static void vmamerge_vma_set_pgoff(struct vm_area_struct *vma, pgoff_t pgoff)
+{
+	struct anon_vma_chain *avc;
+
+	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma)
+		anon_vma_interval_tree_remove(avc, &avc->anon_vma->rb_root);
+	vma->vm_pgoff = pgoff;
+	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma)
+		anon_vma_interval_tree_insert(avc, &avc->anon_vma->rb_root);
+}
+
+static bool vmamerge_renumberable(struct vm_area_struct *vma)
+{
+	return vma_is_anonymous(vma) && !(vma->vm_flags & VM_SPECIAL) &&
+	       !(vma->vm_flags & VM_SHARED) && !is_vm_hugetlb_page(vma);
+}
+
+/*
+ * One attempt after another: collect under the root anon_vma lock; on a
+ * transient refusal drop everything, wait a little, start over.  Returns
+ * with the root locked on success.
+ */
+static enum vmamerge_refusal vmamerge_renumber_collect(struct vmamerge_rewrite *rw)
+{
+	struct anon_vma *av = rw->vma->anon_vma;
+	enum vmamerge_refusal r;
+	int tries;
+
+	for (tries = 1; ; tries++) {
+		anon_vma_lock_write(av);
+		r = vmamerge_rewrite_collect(rw);
+		if (!r)
+			return r;
+		anon_vma_unlock_write(av);
+		if (!vmamerge_refusal_transient(r) ||
+		    tries >= VMAMERGE_RENUMBER_TRIES)
+			return r;
+		usleep_range(VMAMERGE_RENUMBER_WAIT_US,
+			     2 * VMAMERGE_RENUMBER_WAIT_US);
+	}
+}
+
+/*
+ * vmamerge_renumber_vma - make @vma's pgoff linear, rewriting its pages'
+ * indexes.  mmap_lock held for writing.  Returns the refusal, or
+ * VMAMERGE_R_NONE with the number of rewritten pages in *@pages.
+ */
+static enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
+						   unsigned long *pages)
+{
+	pgoff_t old = vma->vm_pgoff, new = vma->vm_start >> PAGE_SHIFT;
+	struct vmamerge_rewrite rw;
+	enum vmamerge_refusal r;
+
+	*pages = 0;
+	if (!vmamerge_renumberable(vma))
+		return VMAMERGE_R_SPECIAL;
+	/* no fault under the per-VMA lock from here on (6.12) */
+	vmamerge_rg_vma_start_write(vma);
+	if (!vma->anon_vma) {
+		/* never faulted: no page has an index (copy_vma() does this) */
+		vma->vm_pgoff = new;
+		return VMAMERGE_R_NONE;
+	}
+	r = vmamerge_rewrite_init(&rw, vma);
+	if (!r)
+		r = vmamerge_renumber_collect(&rw);
+	if (!r) {
+		vmamerge_vma_set_pgoff(vma, new);
+		vmamerge_rewrite_commit_index(&rw, (long)(new - old));
+		anon_vma_unlock_write(vma->anon_vma);
+		*pages = rw.nr_pages;
+	}
+	vmamerge_rewrite_free(&rw);
+	return r;
+}
+
+/*
+ * The VMA mremap() left at @new_addr: renumber it (if its pgoff is not
+ * linear already) and offer it to the stock merge logic.  mmap_lock held
+ * for writing.
+ */
+static void vmamerge_renumber_moved(struct mm_struct *mm,
+				    struct vm_area_struct *vma)
+{
+	unsigned long start = vma->vm_start, end = vma->vm_end;
+	pgoff_t old = vma->vm_pgoff;
+	enum vmamerge_refusal r;
+	unsigned long pages;
+
+	if (old == start >> PAGE_SHIFT)
+		return;
+	r = vmamerge_renumber_vma(vma, &pages);
+	if (r) {
+		vmamerge_count(mm, vmamerge_refusal_counter(r), 1);
+		trace_vmamerge_refuse(mm, VMAMERGE_PATH_MREMAP_MOVE, start,
+				      end, r);
+		return;
+	}
+	vmamerge_count(mm, VMAMERGE_C_VMAS_RENUMBERED, 1);
+	vmamerge_count(mm, VMAMERGE_C_PAGES_RENUMBERED, pages);
+	trace_vmamerge_rewrite(mm, start, end, old, vma->vm_pgoff, false,
+			       pages);
+	/* @vma may be freed by the merge: only the result is used */
+	if (vmamerge_rg_merge_in_place(vma))
+		vmamerge_count(mm, VMAMERGE_C_MERGE_RENUMBER, 1);
+}
+
+void vmamerge_after_mremap_move(struct mm_struct *mm, unsigned long new_addr)
+{
+	struct vm_area_struct *vma;
+	u64 t0 = ktime_get_ns();
+
+	if (mmap_write_lock_killable(mm))
+		return;
+	/*
+	 * The lock was dropped since the move: whatever is at @new_addr now
+	 * is checked from scratch, as any VMA would be.
+	 */
+	vma = vma_lookup(mm, new_addr);
+	if (vma)
+		vmamerge_renumber_moved(mm, vma);
+	mmap_write_unlock(mm);
+	vmamerge_count(mm, VMAMERGE_C_TIME_NS, ktime_get_ns() - t0);
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sharing check: may the rmap metadata of an anonymous folio be
+ * rewritten for one VMA?  Only when this VMA is the folio's one and only
+ * user - every other kind of reference either reads the index (another
+ * mapping, a swap PTE somewhere that will map the swap-cache folio) or
+ * is of a kind we do not rewrite (KSM, pins, device memory).  What cannot
+ * be decided is refused; the refusal names the reason.
+ *
+ * Called by the page rewrite walker (page_rewrite.c) with the folio
+ * locked, under the PTE or PMD lock that maps it (or, for a swap-cache
+ * folio, the lock of the swap PTE naming its slot), under the root
+ * anon_vma's rwsem held for writing and mmap_lock held for writing.
+ * folio_mapcount() counts a PMD mapping once on both builds (6.1: entire
+ * mappings plus each page's own, mm/util.c; 6.12: _large_mapcount);
+ * __swap_count() is the slot's count of swap PTEs without SWAP_HAS_CACHE
+ * (mm/swapfile.c, both).
+ *
+ * Under these a mapcount of one cannot grow: a new mapping of an anonymous
+ * folio comes from fork (mmap_lock of this mm), a fault of this mm (same),
+ * a swap-in elsewhere (needs a swap PTE elsewhere: checked) or KSM (needs
+ * the folio lock).
+ */
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/rmap.h>
+#include <linux/swap.h>
+#include <linux/swapops.h>
+
+#include "vmamerge.h"
+#include "page_rewrite.h"
+#include "verify.h"
+
+/*
+ * The folio's anon_vma must belong to the VMA's family and its index must
+ * match the VMA's linear index at @addr for page @idx: anything else means
+ * rmap is already inconsistent here, and a rewrite would hide it.
+ */
+static enum vmamerge_refusal vmamerge_check_rmap(struct vmamerge_rewrite *rw,
+						 struct folio *folio,
+						 unsigned long idx,
+						 unsigned long addr)
+{
+	unsigned long mapping = (unsigned long)folio->mapping;
+	struct anon_vma *av;
+
+	if ((mapping & PAGE_MAPPING_FLAGS) != PAGE_MAPPING_ANON)
+		return VMAMERGE_R_UNSTABLE;
+	av = (struct anon_vma *)(mapping - PAGE_MAPPING_ANON);
+	if (av->root != rw->root)
+		return VMAMERGE_R_UNSTABLE;
+	if (folio->index + idx != linear_page_index(rw->vma, addr))
+		return VMAMERGE_R_UNSTABLE;
+	return VMAMERGE_R_NONE;
+}
+
+/* KSM and non-anonymous pages are never ours to rewrite. */
+static enum vmamerge_refusal vmamerge_check_kind(struct folio *folio)
+{
+	if (folio_test_ksm(folio))
+		return VMAMERGE_R_KSM;
+	if (!folio_test_anon(folio))
+		return VMAMERGE_R_SPECIAL;
+	return VMAMERGE_R_NONE;
+}
+
+enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
+					     struct folio *folio,
+					     struct page *page,
+					     unsigned long addr,
+					     bool pmd_mapped)
+{
+	enum vmamerge_refusal r = vmamerge_check_kind(folio);
+
+	if (r)
+		return r;
+	/*
+	 * A large folio is rewritten only when one PMD maps it whole; a
+	 * PTE-mapped one may be mapped in part, elsewhere or at other
+	 * offsets, which the mapcount alone does not tell.
+	 */
+	if (folio_test_large(folio) && !pmd_mapped)
+		return VMAMERGE_R_THP;
+	/* the pin may be a DMA target that a later fault must not copy */
+	if (folio_maybe_dma_pinned(folio))
+		return VMAMERGE_R_PINNED;
+	if (folio_mapcount(folio) != 1)
+		return VMAMERGE_R_SHARED;
+	if (folio_test_swapcache(folio)) {
+		/* its slot must not be named by a swap PTE anywhere */
+		if (folio_test_large(folio))
+			return VMAMERGE_R_THP;
+		if (__swap_count(vmamerge_vg_folio_swap(folio)))
+			return VMAMERGE_R_SHARED;
+	}
+	return vmamerge_check_rmap(rw, folio, folio_page_idx(folio, page),
+				   addr);
+}
+
+enum vmamerge_refusal vmamerge_check_swapcache(struct vmamerge_rewrite *rw,
+					       struct folio *folio,
+					       swp_entry_t entry,
+					       unsigned long addr)
+{
+	swp_entry_t first = vmamerge_vg_folio_swap(folio);
+
+	/* deleted from the swap cache, or the slot reused, since the lookup */
+	if (!folio_test_swapcache(folio) || swp_type(first) != swp_type(entry) ||
+	    swp_offset(first) != swp_offset(entry)) {
+		if (folio_test_large(folio))
+			return VMAMERGE_R_THP;
+		return VMAMERGE_R_BUSY;
+	}
+	if (folio_test_large(folio))
+		return VMAMERGE_R_THP;
+	/* read in but not mapped yet: swap-in sets mapping and index */
+	if (!folio_test_anon(folio))
+		return VMAMERGE_R_NONE;
+	if (folio_test_ksm(folio))
+		return VMAMERGE_R_KSM;
+	if (folio_maybe_dma_pinned(folio))
+		return VMAMERGE_R_PINNED;
+	/* mapped by someone else while our PTE still names the slot */
+	if (folio_mapcount(folio))
+		return VMAMERGE_R_SHARED;
+	return vmamerge_check_rmap(rw, folio, 0, addr);
+}

@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Renumbering after mremap() moves (issue 3): the thesis's mremap merge
+ * cases as exact VMA layouts, every page read back byte-exact, the rmap
+ * verifier after every step, and the refusal counters.
+ *
+ * usage: t_renumber [-o] [-s]
+ *   -o  opt this process in first
+ *   -s  expect the stock layouts (renumber off, the process not opted in,
+ *       or no module); without -s the renumbering ones (opted in, renumber
+ *       on)
+ *
+ * Layouts are written relative to a 2 MiB-aligned scratch window, in
+ * pages: "1-3" is one VMA over pages 1 and 2 whose pgoff is linear
+ * (vm_pgoff == vm_start >> PAGE_SHIFT, from VMAMERGE_IOC_VMAS), "2-3~" one
+ * whose pgoff is not.  Without /dev/vmamerge (no module) the pgoff marks
+ * cannot be read and only the ranges are compared.
+ */
+#include "tap.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define PG		4096UL
+#define HPG		(2UL << 20)
+#define WIN_PAGES	2048UL		/* 8 MiB window */
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT	21
+#endif
+
+static int stock;		/* -s */
+static int vfd = -1;		/* /dev/vmamerge or -1 */
+static char *W;			/* the window */
+
+static char *pg(unsigned long i)
+{
+	return W + i * PG;
+}
+
+/* The content of a page written with @tag: every byte depends on both. */
+static unsigned char pat(unsigned int tag, unsigned long off)
+{
+	return (unsigned char)(tag * 131 + off * 7 + (off >> 8));
+}
+
+static void fill(char *p, unsigned int tag)
+{
+	unsigned long o;
+
+	for (o = 0; o < PG; o++)
+		p[o] = pat(tag, o);
+}
+
+/* 0 when page @p holds @tag's pattern (tag 0: all zero) */
+static int check(const char *p, unsigned int tag)
+{
+	unsigned long o;
+
+	for (o = 0; o < PG; o++)
+		if ((unsigned char)p[o] != (tag ? pat(tag, o) : 0))
+			return -1;
+	return 0;
+}
+
+/* Map pages [@first, @first + @n) of the window, fill with tags. */
+static int map_fill(unsigned long first, unsigned long n, unsigned int tag0)
+{
+	unsigned long i;
+	void *p = mmap(pg(first), n * PG, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		       -1, 0);
+
+	if (p != pg(first))
+		return -1;
+	for (i = 0; i < n; i++)
+		fill(pg(first + i), tag0 + i);
+	return 0;
+}
+
+static int move(unsigned long from, unsigned long n, unsigned long newn,
+		unsigned long to, int flags)
+{
+	void *r = mremap(pg(from), n * PG, newn * PG,
+			 MREMAP_MAYMOVE | MREMAP_FIXED | flags, pg(to));
+
+	return r == pg(to) ? 0 : -1;
+}
+
+static void clear_window(void)
+{
+	munmap(W, WIN_PAGES * PG);
+}
+
+/* The window's VMAs as "s-e[~] ..." in pages (see the header comment). */
+static void layout(char *buf, size_t len)
+{
+	struct vmamerge_vma v[64];
+	struct vmamerge_vmas q;
+	size_t n = 0;
+	unsigned int i;
+	FILE *f;
+	char line[256];
+	unsigned long s, e;
+
+	buf[0] = 0;
+	if (vfd >= 0) {
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.target_kind = VMAMERGE_TARGET_SELF;
+		q.nr = 64;
+		q.addr = (unsigned long)W;
+		q.vmas_ptr = (unsigned long)v;
+		q.vma_size = sizeof(v[0]);
+		if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q) == 0) {
+			for (i = 0; i < q.nr && v[i].start < (unsigned long)pg(WIN_PAGES); i++)
+				n += snprintf(buf + n, len - n, "%s%lu-%lu%s",
+					      n ? " " : "",
+					      (unsigned long)(v[i].start - (unsigned long)W) / PG,
+					      (unsigned long)(v[i].end - (unsigned long)W) / PG,
+					      v[i].pgoff == v[i].start / PG ? "" : "~");
+			return;
+		}
+	}
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
+			continue;
+		if (e <= (unsigned long)W || s >= (unsigned long)pg(WIN_PAGES))
+			continue;
+		n += snprintf(buf + n, len - n, "%s%lu-%lu", n ? " " : "",
+			      (s - (unsigned long)W) / PG,
+			      (e - (unsigned long)W) / PG);
+	}
+	fclose(f);
+}
+
+/* Compare ranges; the "~" marks only when the module tells pgoffs. */
+static int same_layout(const char *got, const char *want)
+{
+	char a[512], b[512];
+	char *p, *q;
+
+	if (vfd >= 0)
+		return !strcmp(got, want);
+	snprintf(a, sizeof(a), "%s", got);
+	snprintf(b, sizeof(b), "%s", want);
+	for (p = q = b; *p; p++)
+		if (*p != '~')
+			*q++ = *p;
+	*q = 0;
+	return !strcmp(a, b);
+}
+
+static void expect_layout(const char *ctx, const char *renumbered,
+			  const char *stocklayout)
+{
+	const char *want = stock ? stocklayout : renumbered;
+	char got[512];
+
+	layout(got, sizeof(got));
+	if (!ok(same_layout(got, want), "%s: layout %s", ctx, want))
+		diag("layout is %s", got);
+}
+
+/* pages [first, first+n) hold tags[0..n) (0: zero page) */
+static void expect_data(const char *ctx, unsigned long first,
+			const unsigned int *tags, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		if (check(pg(first + i), tags[i]))
+			break;
+	if (!ok(i == n, "%s: every page byte-exact", ctx))
+		diag("page %lu differs (expected tag %u)", first + i, tags[i]);
+}
+
+/* ---- counters (global, from debugfs; this test runs alone) ---- */
+
+static long counter(const char *name)
+{
+	char buf[4096], *p;
+	size_t l = strlen(name);
+
+	if (read_file(DBG_STATS, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, l) && p[l] == ' ')
+			return atol(p + l + 1);
+	return -1;
+}
+
+static void expect_counter(const char *ctx, const char *name, long before,
+			   long delta_renumber)
+{
+	long d = counter(name) - before;
+	long want = stock ? 0 : delta_renumber;
+
+	if (before < 0) {
+		skip("no debugfs stats", "%s: %s +%ld", ctx, name, want);
+		return;
+	}
+	if (!ok(d == want, "%s: %s +%ld", ctx, name, want))
+		diag("%s changed by %ld", name, d);
+}
+
+static void verified(const char *ctx)
+{
+	vm_verify_self_ok(ctx);
+}
+
+/* ---- the cases ---- */
+
+/* thesis §3.1: a page moved behind its old neighbour, in reverse order */
+static void t_reverse(void)
+{
+	static const unsigned int want[] = { 2, 1 };
+	long r = counter("vmas_renumbered"), m = counter("merge_renumber");
+
+	if (map_fill(0, 2, 1) || move(0, 1, 1, 2, 0)) {
+		ok(0, "reverse: mmap and mremap");
+		return;
+	}
+	expect_layout("reverse", "1-3", "1-2 2-3~");
+	expect_data("reverse", 1, want, 2);
+	expect_counter("reverse", "vmas_renumbered", r, 1);
+	expect_counter("reverse", "merge_renumber", m, 1);
+	verified("reverse");
+	clear_window();
+}
+
+/* a page moved out and back into its hole: merges with both sides */
+static void t_back(void)
+{
+	static const unsigned int want[] = { 1, 2, 3 };
+
+	if (map_fill(0, 3, 1) || move(1, 1, 1, 10, 0)) {
+		ok(0, "out-and-back: mmap and mremap");
+		return;
+	}
+	expect_layout("out-and-back: out", "0-1 2-3 10-11", "0-1 2-3 10-11~");
+	verified("out-and-back: out");
+	if (move(10, 1, 1, 1, 0)) {
+		ok(0, "out-and-back: mremap back");
+		return;
+	}
+	expect_layout("out-and-back: back", "0-3", "0-3");
+	expect_data("out-and-back", 0, want, 3);
+	verified("out-and-back: back");
+	clear_window();
+}
+
+/* MREMAP_DONTUNMAP: the source stays (empty), the moved page merges */
+static void t_dontunmap(void)
+{
+	static const unsigned int want[] = { 0, 2, 1 };
+
+	if (map_fill(0, 2, 1)) {
+		ok(0, "dontunmap: mmap");
+		return;
+	}
+	if (move(0, 1, 1, 2, MREMAP_DONTUNMAP)) {
+		skip("MREMAP_DONTUNMAP refused", "dontunmap");
+		clear_window();
+		return;
+	}
+	/* no munmap, so the source VMA is not split either */
+	expect_layout("dontunmap", "0-3", "0-2 2-3~");
+	expect_data("dontunmap", 0, want, 3);
+	verified("dontunmap");
+	clear_window();
+}
+
+/* moved and grown at once: the new tail page is unfaulted */
+static void t_grow(void)
+{
+	static const unsigned int want[] = { 2, 1, 0 };
+
+	if (map_fill(0, 2, 1) || move(0, 1, 2, 2, 0)) {
+		ok(0, "grow: mmap and mremap");
+		return;
+	}
+	expect_layout("grow", "1-4", "1-2 2-4~");
+	expect_data("grow", 1, want, 3);
+	verified("grow");
+	clear_window();
+}
+
+/* smaps field @name (e.g. "Swap:") of the VMA at @p, in kB, or -1 */
+static long smaps_kb(const char *p, const char *name)
+{
+	char line[256];
+	unsigned long s, e;
+	size_t l = strlen(name);
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
+			in = s <= (unsigned long)p && (unsigned long)p < e;
+			continue;
+		}
+		if (in && !strncmp(line, name, l)) {
+			kb = atol(line + l);
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+/* the same with both pages swapped out (swap PTEs, maybe swap cache) */
+static void t_swap(void)
+{
+	static const unsigned int want[] = { 2, 1 };
+	long kb;
+
+	if (map_fill(0, 2, 1)) {
+		ok(0, "swap: mmap");
+		return;
+	}
+	madvise(pg(0), 2 * PG, MADV_PAGEOUT);
+	kb = smaps_kb(pg(0), "Swap:");
+	if (kb <= 0)
+		diag("swap: nothing swapped out (Swap: %ld kB); moving anyway", kb);
+	if (move(0, 1, 1, 2, 0)) {
+		ok(0, "swap: mremap");
+		return;
+	}
+	verified("swap: after the move, before reading");
+	expect_layout("swap", "1-3", "1-2 2-3~");
+	expect_data("swap", 1, want, 2);
+	verified("swap");
+	clear_window();
+}
+
+/*
+ * COW-shared with a child that keeps the pages: no renumber (counted),
+ * stock layout; the child still sees the old contents at the old places.
+ */
+static void t_shared(void)
+{
+	static const unsigned int want[] = { 2, 1 }, orig[] = { 1, 2 };
+	long sh = counter("refused_shared");
+	int go[2], st;
+	pid_t pid;
+	char c;
+
+	if (map_fill(0, 2, 1) || pipe(go)) {
+		ok(0, "shared: mmap");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) < 0)
+			_exit(3);
+		if (check(pg(0), 1) || check(pg(1), 2))
+			_exit(1);
+		fill(pg(0), 9);
+		_exit(check(pg(0), 9) || vm_verify_self_ok("shared: child") != 1 ? 2 : 0);
+	}
+	close(go[0]);
+	if (move(0, 1, 1, 2, 0)) {
+		ok(0, "shared: mremap");
+		return;
+	}
+	expect_layout("shared", "1-2 2-3~", "1-2 2-3~");
+	expect_counter("shared", "refused_shared", sh, 1);
+	verified("shared: parent");
+	if (write(go[1], "x", 1) != 1)
+		diag("shared: cannot wake the child");
+	close(go[1]);
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "shared: the child read the old pages and wrote its own (status %#x)", st);
+	fill(pg(1), 5);
+	expect_data("shared: parent after its write", 2, want + 1, 1);
+	(void)orig;
+	clear_window();
+}
+
+/*
+ * thesis §3.3.2: a page made exclusive again by a COW write, moved next to
+ * pages still shared with a child: it is renumbered and merges into them;
+ * nothing shared is rewritten.
+ */
+static void t_partly_shared(void)
+{
+	static const unsigned int want[] = { 2, 3, 7 };
+	int go[2], st;
+	pid_t pid;
+	char c;
+
+	if (map_fill(0, 3, 1) || pipe(go)) {
+		ok(0, "partly shared: mmap");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) < 0)
+			_exit(3);
+		_exit(check(pg(0), 1) || check(pg(1), 2) || check(pg(2), 3) ? 1 : 0);
+	}
+	close(go[0]);
+	fill(pg(0), 7);		/* COW: page 0 is the parent's own now */
+	if (move(0, 1, 1, 3, 0)) {
+		ok(0, "partly shared: mremap");
+		return;
+	}
+	expect_layout("partly shared", "1-4", "1-3 3-4~");
+	expect_data("partly shared", 1, want, 3);
+	verified("partly shared");
+	if (write(go[1], "x", 1) != 1)
+		diag("partly shared: cannot wake the child");
+	close(go[1]);
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "partly shared: the child still reads the original pages (status %#x)", st);
+	clear_window();
+}
+
+static int map_thp(unsigned long first, unsigned long n)
+{
+	unsigned long i;
+
+	if (mmap(pg(first), n * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) !=
+	    pg(first))
+		return -1;
+	madvise(pg(first), n * PG, MADV_HUGEPAGE);
+	for (i = 0; i < n; i++)
+		fill(pg(first + i), 100 + i % 200);
+	return 0;
+}
+
+static void expect_thp_data(const char *ctx, unsigned long first,
+			    unsigned long src, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		if (check(pg(first + i), 100 + (src + i) % 200))
+			break;
+	if (!ok(i == n, "%s: every page byte-exact", ctx))
+		diag("page %lu differs", first + i);
+}
+
+/* A PMD-mapped THP moved to an aligned place: renumbered whole, no split */
+static void t_thp_aligned(void)
+{
+	const unsigned long n = HPG / PG;	/* 512 */
+	long kb;
+
+	if (map_thp(0, 2 * n)) {
+		ok(0, "thp aligned: mmap");
+		return;
+	}
+	kb = smaps_kb(pg(0), "AnonHugePages:");
+	if (kb < 4096) {
+		skip("no THP here", "thp aligned (AnonHugePages %ld kB)", kb);
+		clear_window();
+		return;
+	}
+	if (move(0, n, n, 2 * n, 0)) {
+		ok(0, "thp aligned: mremap");
+		return;
+	}
+	expect_layout("thp aligned", "512-1536", "512-1024 1024-1536~");
+	kb = smaps_kb(pg(n), "AnonHugePages:");
+	ok(kb == (stock ? 2048 : 4096), "thp aligned: AnonHugePages %ld kB, not split", kb);
+	expect_thp_data("thp aligned", n, n, n);
+	expect_thp_data("thp aligned: moved", 2 * n, 0, n);
+	verified("thp aligned");
+	clear_window();
+}
+
+/* moved to a misaligned place: the PMD is split; refused, counted */
+static void t_thp_misaligned(void)
+{
+	const unsigned long n = HPG / PG;
+	long t = counter("refused_thp");
+
+	if (map_thp(0, n)) {
+		ok(0, "thp misaligned: mmap");
+		return;
+	}
+	if (smaps_kb(pg(0), "AnonHugePages:") < 2048) {
+		skip("no THP here", "thp misaligned");
+		clear_window();
+		return;
+	}
+	if (move(0, n, n, n + 1, 0)) {
+		ok(0, "thp misaligned: mremap");
+		return;
+	}
+	expect_layout("thp misaligned", "513-1025~", "513-1025~");
+	expect_counter("thp misaligned", "refused_thp", t, 1);
+	expect_thp_data("thp misaligned", n + 1, 0, n);
+	verified("thp misaligned");
+	clear_window();
+}
+
+#define KSM_DIR "/sys/kernel/mm/ksm/"
+
+static void features(const char *f)
+{
+	write_file(DBG_FEATURES, f, strlen(f));
+}
+
+/*
+ * KSM pages are never rewritten.  mremap() itself breaks KSM sharing in
+ * the range it moves (ksm_madvise(MADV_UNMERGEABLE) in move_vma()), so the
+ * KSM page has to be in the destination VMA already: page A moved with
+ * renumber off keeps its old pgoff, KSM merges it with an identical page
+ * C, then page B moved behind it merges by the stock rule (pgoffs
+ * continuous) and the result, not linear, is offered for renumbering.
+ */
+static void t_ksm(void)
+{
+	static const unsigned int want[] = { 1, 2 };
+	long k = counter("refused_ksm");
+	char buf[64], run[16] = "";
+	int i;
+
+	if (read_file(KSM_DIR "run", run, sizeof(run)) > 0 && run[0] == '0')
+		write_file(KSM_DIR "run", "1", 1);
+	write_file(KSM_DIR "sleep_millisecs", "10", 2);
+	write_file(KSM_DIR "pages_to_scan", "1000", 4);
+	if (map_fill(0, 2, 1) || map_fill(20, 1, 1)) {
+		ok(0, "ksm: mmap");
+		goto out;
+	}
+	features("-renumber");		/* off for the first move */
+	i = move(0, 1, 1, 3, 0);
+	if (!stock)
+		features("+renumber");
+	if (i) {
+		ok(0, "ksm: mremap A");
+		goto out;
+	}
+	/* B too, or its flags would differ from A's */
+	if (madvise(pg(3), PG, MADV_MERGEABLE) ||
+	    madvise(pg(1), PG, MADV_MERGEABLE) ||
+	    madvise(pg(20), PG, MADV_MERGEABLE)) {
+		skip("no KSM", "ksm");
+		goto out;
+	}
+	for (i = 0; i < 200; i++) {
+		if (read_file("/proc/self/ksm_merging_pages", buf, sizeof(buf)) > 0 &&
+		    atol(buf) >= 2)
+			break;
+		usleep(50000);
+	}
+	if (i == 200) {
+		skip("KSM did not merge within 10 s", "ksm");
+		goto out;
+	}
+	if (move(1, 1, 1, 4, 0)) {
+		ok(0, "ksm: mremap B");
+		goto out;
+	}
+	expect_layout("ksm", "3-5~ 20-21", "3-5~ 20-21");
+	expect_counter("ksm", "refused_ksm", k, 1);
+	expect_data("ksm", 3, want, 2);
+	verified("ksm");
+out:
+	clear_window();
+	if (run[0] == '0')
+		write_file(KSM_DIR "run", "0", 1);
+}
+
+/* merged, then forked: both write their own copies and verify */
+static void t_fork_after(void)
+{
+	static const unsigned int want[] = { 2, 1 };
+	int st;
+	pid_t pid;
+
+	if (map_fill(0, 2, 1) || move(0, 1, 1, 2, 0)) {
+		ok(0, "fork after: mmap and mremap");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		fill(pg(1), 11);
+		_exit(check(pg(1), 11) || check(pg(2), 1) ||
+		      vm_verify_self_ok("fork after: child") != 1 ? 1 : 0);
+	}
+	fill(pg(2), 12);
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "fork after: the child wrote and read its copy (status %#x)", st);
+	expect_data("fork after: parent", 1, want, 1);
+	ok(!check(pg(2), 12), "fork after: the parent's write stands");
+	verified("fork after");
+	clear_window();
+}
+
+/*
+ * Under migration: a second process moves our pages between the NUMA
+ * nodes while we move them around; data and rmap must hold whatever the
+ * outcome of each renumber (refusals for migration entries are fine).
+ */
+static void t_migrating(const char *migrate)
+{
+	static const unsigned int want[] = { 2, 1 };
+	char arg[3][32];
+	pid_t mig;
+	int i, bad = 0, st;
+
+	if (!migrate || access(migrate, X_OK)) {
+		skip("no t_migrate", "migrating");
+		return;
+	}
+	snprintf(arg[0], sizeof(arg[0]), "%d", getpid());
+	snprintf(arg[1], sizeof(arg[1]), "%lx", (unsigned long)W);
+	snprintf(arg[2], sizeof(arg[2]), "%lx", (unsigned long)pg(16));
+	mig = fork();
+	if (mig == 0) {
+		execl(migrate, migrate, "-i", "1", "-k", "0", arg[0], arg[1],
+		      arg[2], (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 100 && !bad; i++) {
+		if (map_fill(0, 2, 1) || move(0, 1, 1, 2, 0) ||
+		    move(1, 1, 1, 5, 0) || move(2, 1, 1, 6, 0)) {
+			bad = 1;
+			break;
+		}
+		bad = check(pg(5), want[0]) || check(pg(6), want[1]);
+		if (!bad && vm_verify_self_ok("migrating") != 1)
+			bad = 2;
+		clear_window();
+	}
+	kill(mig, SIGTERM);
+	waitpid(mig, &st, 0);
+	ok(!bad, "migrating: 100 rounds of moves under move_pages, data and rmap hold (%d)", bad);
+}
+
+int main(int argc, char **argv)
+{
+	int optin = 0, c;
+	char migrate[256];
+	size_t l;
+	void *r;
+
+	while ((c = getopt(argc, argv, "os")) != -1) {
+		if (c == 'o')
+			optin = 1;
+		else if (c == 's')
+			stock = 1;
+		else
+			return fprintf(stderr, "usage: t_renumber [-o] [-s]\n"), 2;
+	}
+	tap_init("t_renumber", 300);
+	vfd = vm_open(O_RDWR);
+	if (vfd < 0)
+		vfd = -1;
+	if (optin) {
+		ok(vfd >= 0 && vm_advise(vfd, VMAMERGE_TARGET_SELF, 0,
+					 VMAMERGE_ADVISE_ENABLE, 0) == 0,
+		   "opted in");
+	}
+	/* a 2 MiB-aligned window */
+	r = mmap(NULL, WIN_PAGES * PG + HPG, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return ok(0, "window"), tap_exit();
+	W = (char *)(((unsigned long)r + HPG - 1) & ~(HPG - 1));
+	munmap(r, WIN_PAGES * PG + HPG);
+
+	snprintf(migrate, sizeof(migrate), "%s", argv[0]);
+	l = strlen(migrate);
+	while (l && migrate[l - 1] != '/')
+		l--;
+	snprintf(migrate + l, sizeof(migrate) - l, "t_migrate");
+
+	t_reverse();
+	t_back();
+	t_dontunmap();
+	t_grow();
+	t_swap();
+	t_shared();
+	t_partly_shared();
+	t_thp_aligned();
+	t_thp_misaligned();
+	t_ksm();
+	t_fork_after();
+	t_migrating(migrate);
+	return tap_exit();
+}

@@ -1,0 +1,51 @@
+#!/bin/bash
+# Developer shortcut: build the module from this working tree for one
+# release of the matrix (or a debug twin), boot it in QEMU and run a few
+# guest commands - seconds instead of a whole `make check`.  Needs the
+# caches of a previous `make check` (kernels, headers, initramfs tools).
+#
+#   bash tests/quick.sh RELEASE 'GUEST COMMANDS'
+#   e.g. bash tests/quick.sh 6.12.117+deb12-amd64 'load; run t_renumber'
+#
+# The guest commands run in a shell that has run.sh's helpers: load,
+# unload, run PROG ARGS (TAP through), wr VALUE FILE, tap RC NAME.  The
+# output and the log path are printed; exit status 0 when the guest
+# reported no failure.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check.sh"
+
+rel=${1:?usage: $0 RELEASE 'GUEST COMMANDS'}
+cmds=${2:?usage: $0 RELEASE 'GUEST COMMANDS'}
+work=$cache/quick/$rel
+kdir=$cache/headers/$rel/usr/src/linux-headers-$rel
+guest_bin=$work/bin
+build_dir() { echo "$work/src"; }
+
+mkdir -p "$logdir" "$work"
+log=$logdir/quick-$rel.log
+stage_module_src "$work/src"
+make -s -C "$work/src" module KDIR="$kdir" >"$work/build.log" 2>&1 ||
+	{ tail -30 "$work/build.log"; exit 1; }
+rm -rf "$guest_bin"
+make -s -C "$repo/tests/guest" OUT="$guest_bin" >/dev/null
+stage_guest "$rel" "$work/stage"
+# run.sh's helpers without its main part: everything above "T0="
+sed -n '1,/^T0=/p' "$repo/tests/guest/run.sh" | sed '$d' >"$work/stage/tests/run.sh"
+cat >>"$work/stage/tests/run.sh" <<EOS
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+$cmds
+echo "GUEST-RESULT: \$P passed, \$F failed"
+[ "\$F" -eq 0 ]
+EOS
+chmod 755 "$work/stage/tests/run.sh"
+gmods=zram
+[[ $rel == *-vmamerge-debug ]] && gmods=""
+VMAMERGE_GUEST_MODULES=$gmods bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$work/initrd.cpio.gz" "$work/stage"
+set +e
+bash "$repo/tests/qemu/run-guest.sh" "$rel" "$work/initrd.cpio.gz" "$log" 1200
+rc=$?
+set -e
+tr -d '\r' <"$log.results" | grep -av '^ok ' || true
+echo "log: $log (run-guest exit $rc)"
+grep -aq 'GUEST-RESULT: [0-9]* passed, 0 failed' "$log.results" && ((rc == 0))
