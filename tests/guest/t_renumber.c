@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define PG		4096UL
@@ -33,6 +35,9 @@
 
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP 4
+#endif
+#ifndef MPOL_MF_MOVE_ALL
+#define MPOL_MF_MOVE_ALL (1 << 2)
 #endif
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT	21
@@ -586,6 +591,89 @@ out:
 		write_file(KSM_DIR "run", "0", 1);
 }
 
+/* the node page @p is on, or -errno (move_pages(2) with nodes NULL) */
+static int page_node(void *p)
+{
+	int status = -1;
+
+	if (syscall(SYS_move_pages, 0, 1, &p, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+static int ksm_merging(void)
+{
+	char buf[64];
+
+	if (read_file("/proc/self/ksm_merging_pages", buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoi(buf);
+}
+
+/*
+ * The KSM + mremap + migration scenario of the KSM rmap series
+ * (../shared/reference/ksm-rmap-linear-page-index-series.txt, selftest
+ * migrate.ksm_and_mremap): 32 identical pages, the second half moved
+ * over the first, KSM merges them, a KSM page is migrated to the other
+ * node; KSM still merges 16 pages, data and rmap hold.  With renumber the
+ * moved half has a linear pgoff, which is what that series' rmap walk
+ * looks the page up by.
+ */
+static void t_ksm_mremap_migrate(void)
+{
+	int i, node, to, status = -1, n = -1;
+	char run[16] = "";
+	void *p;
+
+	if (read_file(KSM_DIR "run", run, sizeof(run)) > 0 && run[0] == '0')
+		write_file(KSM_DIR "run", "1", 1);
+	write_file(KSM_DIR "sleep_millisecs", "10", 2);
+	write_file(KSM_DIR "pages_to_scan", "1000", 4);
+	if (mmap(pg(0), 32 * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != pg(0)) {
+		ok(0, "ksm+mremap+migrate: mmap");
+		goto out;
+	}
+	memset(pg(0), 0x77, 32 * PG);
+	if (madvise(pg(0), 32 * PG, MADV_MERGEABLE)) {
+		skip("no KSM", "ksm+mremap+migrate");
+		goto out;
+	}
+	if (move(16, 16, 16, 0, 0)) {
+		ok(0, "ksm+mremap+migrate: mremap the second half over the first");
+		goto out;
+	}
+	expect_layout("ksm+mremap+migrate", "0-16", "0-16~");
+	for (i = 0; i < 200 && (n = ksm_merging()) < 16; i++)
+		usleep(50000);
+	if (n < 16) {
+		skip("KSM did not merge within 10 s", "ksm+mremap+migrate (%d)", n);
+		goto out;
+	}
+	node = page_node(pg(0));
+	to = node == 0 ? 1 : 0;
+	p = pg(0);
+	if (node < 0 || syscall(SYS_move_pages, 0, 1, &p, &to, &status,
+				MPOL_MF_MOVE_ALL) || status != to) {
+		skip("no second node or migration refused",
+		     "ksm+mremap+migrate (node %d, status %d, %s)", node, status,
+		     strerror(errno));
+	} else {
+		ok(page_node(pg(0)) == to, "ksm+mremap+migrate: the KSM page moved to node %d", to);
+	}
+	usleep(200000);
+	n = ksm_merging();
+	ok(n == 16, "ksm+mremap+migrate: KSM still merges 16 pages (%d)", n);
+	for (i = 0; i < 16 * (int)PG && ((unsigned char *)pg(0))[i] == 0x77; i++)
+		;
+	ok(i == 16 * (int)PG, "ksm+mremap+migrate: every byte reads 0x77");
+	verified("ksm+mremap+migrate");
+out:
+	clear_window();
+	if (run[0] == '0')
+		write_file(KSM_DIR "run", "0", 1);
+}
+
 /* merged, then forked: both write their own copies and verify */
 static void t_fork_after(void)
 {
@@ -702,6 +790,7 @@ int main(int argc, char **argv)
 	t_thp_aligned();
 	t_thp_misaligned();
 	t_ksm();
+	t_ksm_mremap_migrate();
 	t_fork_after();
 	t_migrating(migrate);
 	return tap_exit();
