@@ -524,6 +524,21 @@ static void t_thp_misaligned(void)
 
 #define KSM_DIR "/sys/kernel/mm/ksm/"
 
+/* make ksmd run, fast (root); @run keeps its old state for ksm_restore() */
+static void ksm_on(char *run, size_t len)
+{
+	if (read_file(KSM_DIR "run", run, len) > 0 && run[0] == '0')
+		write_file(KSM_DIR "run", "1", 1);
+	write_file(KSM_DIR "sleep_millisecs", "10", 2);
+	write_file(KSM_DIR "pages_to_scan", "1000", 4);
+}
+
+static void ksm_restore(const char *run)
+{
+	if (run[0] == '0')
+		write_file(KSM_DIR "run", "0", 1);
+}
+
 static void features(const char *f)
 {
 	write_file(DBG_FEATURES, f, strlen(f));
@@ -544,10 +559,7 @@ static void t_ksm(void)
 	char buf[64], run[16] = "";
 	int i;
 
-	if (read_file(KSM_DIR "run", run, sizeof(run)) > 0 && run[0] == '0')
-		write_file(KSM_DIR "run", "1", 1);
-	write_file(KSM_DIR "sleep_millisecs", "10", 2);
-	write_file(KSM_DIR "pages_to_scan", "1000", 4);
+	ksm_on(run, sizeof(run));
 	if (map_fill(0, 2, 1) || map_fill(20, 1, 1)) {
 		ok(0, "ksm: mmap");
 		goto out;
@@ -587,8 +599,7 @@ static void t_ksm(void)
 	verified("ksm");
 out:
 	clear_window();
-	if (run[0] == '0')
-		write_file(KSM_DIR "run", "0", 1);
+	ksm_restore(run);
 }
 
 /* the node page @p is on, or -errno (move_pages(2) with nodes NULL) */
@@ -625,10 +636,7 @@ static void t_ksm_mremap_migrate(void)
 	char run[16] = "";
 	void *p;
 
-	if (read_file(KSM_DIR "run", run, sizeof(run)) > 0 && run[0] == '0')
-		write_file(KSM_DIR "run", "1", 1);
-	write_file(KSM_DIR "sleep_millisecs", "10", 2);
-	write_file(KSM_DIR "pages_to_scan", "1000", 4);
+	ksm_on(run, sizeof(run));
 	if (mmap(pg(0), 32 * PG, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != pg(0)) {
 		ok(0, "ksm+mremap+migrate: mmap");
@@ -670,8 +678,7 @@ static void t_ksm_mremap_migrate(void)
 	verified("ksm+mremap+migrate");
 out:
 	clear_window();
-	if (run[0] == '0')
-		write_file(KSM_DIR "run", "0", 1);
+	ksm_restore(run);
 }
 
 /* merged, then forked: both write their own copies and verify */
