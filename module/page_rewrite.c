@@ -87,16 +87,21 @@ enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
 	if (pages > VMAMERGE_REWRITE_MAX_PAGES)
 		return VMAMERGE_R_TOO_LARGE;
 	/* at most one folio per page of the VMA */
+	rw->max_folios = pages;
+	if (pages <= VMAMERGE_REWRITE_INLINE) {
+		rw->folios = rw->inline_folios;
+		return VMAMERGE_R_NONE;
+	}
 	rw->folios = kvmalloc_array(pages, sizeof(*rw->folios), GFP_KERNEL);
 	if (!rw->folios)
 		return VMAMERGE_R_NOMEM;
-	rw->max_folios = pages;
 	return VMAMERGE_R_NONE;
 }
 
 void vmamerge_rewrite_free(struct vmamerge_rewrite *rw)
 {
-	kvfree(rw->folios);
+	if (rw->folios != rw->inline_folios)
+		kvfree(rw->folios);
 	rw->folios = NULL;
 }
 

@@ -57,12 +57,15 @@ enum vmamerge_counter vmamerge_refusal_counter(enum vmamerge_refusal r);
 
 /* Largest VMA (in pages) one rewrite takes on: 2 GiB, a 4 MiB list. */
 #define VMAMERGE_REWRITE_MAX_PAGES	(1UL << 19)
+/* VMAs up to this many pages use the list inside the struct (no alloc). */
+#define VMAMERGE_REWRITE_INLINE		16
 
 struct vmamerge_rewrite {
 	struct mm_struct *mm;
 	struct vm_area_struct *vma;
 	struct anon_vma *root;		/* vma->anon_vma->root */
 	struct folio **folios;		/* locked and referenced by collect */
+	struct folio *inline_folios[VMAMERGE_REWRITE_INLINE];
 	unsigned long nr_folios;
 	unsigned long max_folios;
 	unsigned long nr_pages;		/* pages of the collected folios */

@@ -249,6 +249,14 @@ diff_loaded() {
 	fi
 }
 
+# stats_delta LABEL FILE: the module's counters that changed since FILE (a
+# copy of $DBG/stats), as one "#" line
+stats_delta() {
+	[ -f "$2" ] || return 0
+	diag "$1: counters $(awk 'NR == FNR { b[$1] = $2; next }
+		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] }' "$2" "$DBG/stats")"
+}
+
 # ---- renumbering after mremap moves (issue 3) ----
 
 # Opted in with renumber on: the merging layouts; opted in with renumber
@@ -506,7 +514,9 @@ if [ "$LOADED" = 1 ]; then
 	renumber_tests
 	cli_tests
 	diff_loaded
+	cp "$DBG/stats" "$TMP/stats.before" 2>/dev/null
 	run torture.sh -T "$TMAX" on "$TSEEDS" "$TNOPS"
+	stats_delta "torture on" "$TMP/stats.before"
 	if unload; then
 		tap 0 "unload: disable, sysfs gone, rmmod, /sys/module gone"
 	else
