@@ -81,9 +81,12 @@ static int __init vmamerge_init(void)
 	if (ret)
 		return ret;
 	/* The counters need no setup: per-CPU data, shadows made on demand. */
-	ret = vmamerge_injected_failure(1) ?: vmamerge_optin_init();
+	ret = vmamerge_transplant_init();
 	if (ret)
 		goto err_counters;
+	ret = vmamerge_injected_failure(1) ?: vmamerge_optin_init();
+	if (ret)
+		goto err_transplant;
 	ret = vmamerge_injected_failure(2) ?: vmamerge_control_init();
 	if (ret)
 		goto err_optin;
@@ -108,6 +111,8 @@ err_control:
 	vmamerge_control_exit();
 err_optin:
 	vmamerge_optin_exit();
+err_transplant:
+	vmamerge_transplant_exit();
 err_counters:
 	vmamerge_counters_exit();
 	return ret;
@@ -123,6 +128,7 @@ static void __exit vmamerge_exit(void)
 	vmamerge_debugfs_exit();
 	vmamerge_control_exit();
 	vmamerge_optin_exit();
+	vmamerge_transplant_exit();
 	vmamerge_counters_exit();
 	pr_info("unloaded\n");
 }

@@ -403,6 +403,25 @@ void vmamerge_rewrite_commit_index(struct vmamerge_rewrite *rw, long delta)
 	rw->nr_folios = 0;
 }
 
+/*
+ * The same for the anon_vma: a folio's mapping names its anon_vma (with
+ * PAGE_MAPPING_ANON set); a large folio keeps it in its first page only.
+ */
+void vmamerge_rewrite_commit_anon(struct vmamerge_rewrite *rw,
+				  struct anon_vma *to)
+{
+	void *mapping = (void *)to + PAGE_MAPPING_ANON;
+	struct folio *folio;
+	unsigned long i;
+
+	for (i = 0; i < rw->nr_folios; i++) {
+		folio = rw->folios[i];
+		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
+		vmamerge_rewrite_drop(folio);
+	}
+	rw->nr_folios = 0;
+}
+
 void vmamerge_rewrite_release(struct vmamerge_rewrite *rw)
 {
 	unsigned long i;

@@ -64,6 +64,7 @@ struct vmamerge_rewrite {
 	struct mm_struct *mm;
 	struct vm_area_struct *vma;
 	struct anon_vma *root;		/* vma->anon_vma->root */
+	struct anon_vma *only_anon_vma;	/* if set: every folio's anon_vma */
 	struct folio **folios;		/* locked and referenced by collect */
 	struct folio *inline_folios[VMAMERGE_REWRITE_INLINE];
 	unsigned long nr_folios;
@@ -92,6 +93,10 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw);
 /* Add @delta to every collected folio's index, unlock and release them. */
 void vmamerge_rewrite_commit_index(struct vmamerge_rewrite *rw, long delta);
 
+/* Point every collected folio at @to, unlock and release them. */
+void vmamerge_rewrite_commit_anon(struct vmamerge_rewrite *rw,
+				  struct anon_vma *to);
+
 /* Release the collected folios unchanged. */
 void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
 
@@ -115,6 +120,15 @@ enum vmamerge_refusal vmamerge_check_swapcache(struct vmamerge_rewrite *rw,
 					       struct folio *folio,
 					       swp_entry_t entry,
 					       unsigned long addr);
+
+/* ---- transplanting (transplant.c) ---- */
+
+struct vm_area_struct *
+vmamerge_transplant_target(struct vm_area_struct *vma,
+			   enum vmamerge_refusal *refusal);
+enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
+					      struct anon_vma *to,
+					      unsigned long *pages);
 
 /* ---- per-series helpers (kernel-<series>/rewrite_glue.c) ---- */
 

@@ -115,35 +115,82 @@ static enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
 	return r;
 }
 
+static void vmamerge_refused(struct mm_struct *mm, struct vm_area_struct *vma,
+			     enum vmamerge_refusal r)
+{
+	vmamerge_count(mm, vmamerge_refusal_counter(r), 1);
+	trace_vmamerge_refuse(mm, VMAMERGE_PATH_MREMAP_MOVE, vma->vm_start,
+			      vma->vm_end, r);
+}
+
+/*
+ * Transplant @vma into the anon_vma of a neighbour it would merge with
+ * but for the anon_vma (transplant.c), then offer it to the merge logic.
+ * @renumbered: whether this move renumbered it (the merge's cause).
+ */
+static void vmamerge_transplant_moved(struct mm_struct *mm,
+				      struct vm_area_struct *vma,
+				      bool renumbered)
+{
+	unsigned long start = vma->vm_start, end = vma->vm_end, pages;
+	struct vm_area_struct *target;
+	enum vmamerge_refusal r;
+
+	target = vmamerge_transplant_target(vma, &r);
+	if (!target) {
+		if (r)
+			vmamerge_refused(mm, vma, r);
+		return;
+	}
+	vmamerge_rg_vma_start_write(vma);
+	r = vmamerge_transplant_vma(vma, target->anon_vma, &pages);
+	if (r) {
+		vmamerge_refused(mm, vma, r);
+		return;
+	}
+	vmamerge_count(mm, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
+	vmamerge_count(mm, VMAMERGE_C_PAGES_TRANSPLANTED, pages);
+	trace_vmamerge_rewrite(mm, start, end, vma->vm_pgoff, vma->vm_pgoff,
+			       true, pages);
+	if (vmamerge_rg_merge_in_place(vma))
+		vmamerge_count(mm, renumbered ? VMAMERGE_C_MERGE_BOTH :
+			       VMAMERGE_C_MERGE_TRANSPLANT, 1);
+}
+
 /*
  * The VMA mremap() left at @new_addr: renumber it (if its pgoff is not
- * linear already) and offer it to the stock merge logic.  mmap_lock held
- * for writing.
+ * linear already) and offer it to the stock merge logic; if that finds no
+ * partner and transplanting is on, try a neighbour with another anon_vma.
+ * mmap_lock held for writing.
  */
 static void vmamerge_renumber_moved(struct mm_struct *mm,
 				    struct vm_area_struct *vma)
 {
 	unsigned long start = vma->vm_start, end = vma->vm_end;
 	pgoff_t old = vma->vm_pgoff;
+	bool renumbered = false;
 	enum vmamerge_refusal r;
 	unsigned long pages;
 
-	if (old == start >> PAGE_SHIFT)
-		return;
-	r = vmamerge_renumber_vma(vma, &pages);
-	if (r) {
-		vmamerge_count(mm, vmamerge_refusal_counter(r), 1);
-		trace_vmamerge_refuse(mm, VMAMERGE_PATH_MREMAP_MOVE, start,
-				      end, r);
-		return;
+	if (old != start >> PAGE_SHIFT) {
+		r = vmamerge_renumber_vma(vma, &pages);
+		if (r) {
+			vmamerge_refused(mm, vma, r);
+			return;
+		}
+		renumbered = true;
+		vmamerge_count(mm, VMAMERGE_C_VMAS_RENUMBERED, 1);
+		vmamerge_count(mm, VMAMERGE_C_PAGES_RENUMBERED, pages);
+		trace_vmamerge_rewrite(mm, start, end, old, vma->vm_pgoff,
+				       false, pages);
+		/* @vma may be freed by the merge: only the result is used */
+		if (vmamerge_rg_merge_in_place(vma)) {
+			vmamerge_count(mm, VMAMERGE_C_MERGE_RENUMBER, 1);
+			return;
+		}
 	}
-	vmamerge_count(mm, VMAMERGE_C_VMAS_RENUMBERED, 1);
-	vmamerge_count(mm, VMAMERGE_C_PAGES_RENUMBERED, pages);
-	trace_vmamerge_rewrite(mm, start, end, old, vma->vm_pgoff, false,
-			       pages);
-	/* @vma may be freed by the merge: only the result is used */
-	if (vmamerge_rg_merge_in_place(vma))
-		vmamerge_count(mm, VMAMERGE_C_MERGE_RENUMBER, 1);
+	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
+		vmamerge_transplant_moved(mm, vma, renumbered);
 }
 
 void vmamerge_after_mremap_move(struct mm_struct *mm, unsigned long new_addr)

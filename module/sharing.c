@@ -47,6 +47,8 @@ static enum vmamerge_refusal vmamerge_check_rmap(struct vmamerge_rewrite *rw,
 	if ((mapping & PAGE_MAPPING_FLAGS) != PAGE_MAPPING_ANON)
 		return VMAMERGE_R_UNSTABLE;
 	av = (struct anon_vma *)(mapping - PAGE_MAPPING_ANON);
+	if (rw->only_anon_vma && av != rw->only_anon_vma)
+		return VMAMERGE_R_UNSTABLE;
 	if (av->root != rw->root)
 		return VMAMERGE_R_UNSTABLE;
 	if (folio->index + idx != linear_page_index(rw->vma, addr))

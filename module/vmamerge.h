@@ -122,6 +122,9 @@ long vmamerge_x64_sys_mremap(const struct pt_regs *regs);
  * @new_addr: renumber the VMA there and try to merge it.  Takes mmap_lock.
  */
 void vmamerge_after_mremap_move(struct mm_struct *mm, unsigned long new_addr);
+/* transplant.c: the workqueue that releases emptied anon_vmas */
+int vmamerge_transplant_init(void);
+void vmamerge_transplant_exit(void);
 
 /* ---- control plane (control.c, vma_report.c) ---- */
 

@@ -219,19 +219,12 @@ diff_loaded() {
 		diffcmp "$TMP/base.$_s" "$TMP/off.$_s" \
 			"differential seed $_s: opted in, features off == no module"
 	done
-	# transplant is not implemented yet: without renumber, stock layouts
-	wr -renumber "$DBG/features"
-	for _s in $SEEDS; do
-		run t_diff -o -n "$NOPS" -m "$TMP/tp.$_s" "$_s"
-		diffcmp "$TMP/base.$_s" "$TMP/tp.$_s" \
-			"differential seed $_s: opted in, renumber off == no module"
-	done
-	# with renumber the layouts differ by design: t_diff still checks
-	# data and rmap after every step; the VMA counts are reported
+	# with the features on the layouts differ by design: t_diff still
+	# checks data and rmap after every step; the VMA counts are reported
 	wr all "$DBG/features"
 	for _s in $SEEDS; do
 		run t_diff -o -n "$NOPS" -m "$TMP/on.$_s" "$_s"
-		diag "seed $_s: $(wc -l <"$TMP/base.$_s") VMA lines without the module, $(wc -l <"$TMP/on.$_s") with renumber"
+		diag "seed $_s: $(wc -l <"$TMP/base.$_s") VMA lines without the module, $(wc -l <"$TMP/on.$_s") with the features on"
 	done
 	_s=${SEEDS%% *}
 	wr always "$DBG/mode"
@@ -259,14 +252,20 @@ stats_delta() {
 
 # ---- renumbering after mremap moves (issue 3) ----
 
-# Opted in with renumber on: the merging layouts; opted in with renumber
-# off: the stock ones (t_renumber -s ran without the module too).
+# Opted in with every feature: renumber and transplant layouts; with
+# renumber only (-r); with none: the stock ones (t_renumber -s ran without
+# the module too).
 renumber_tests() {
 	run t_renumber -o
-	if wr -renumber "$DBG/features"; then
+	if wr -transplant "$DBG/features"; then
+		run t_renumber -o -r
+	else
+		tap 1 "transplant off through debugfs" "$WR_ERR"
+	fi
+	if wr none "$DBG/features"; then
 		run t_renumber -o -s
 	else
-		tap 1 "renumber off through debugfs" "$WR_ERR"
+		tap 1 "features off through debugfs" "$WR_ERR"
 	fi
 	wr all "$DBG/features"
 }

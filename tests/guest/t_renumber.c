@@ -4,11 +4,12 @@
  * cases as exact VMA layouts, every page read back byte-exact, the rmap
  * verifier after every step, and the refusal counters.
  *
- * usage: t_renumber [-o] [-s]
+ * usage: t_renumber [-o] [-r | -s]
  *   -o  opt this process in first
- *   -s  expect the stock layouts (renumber off, the process not opted in,
- *       or no module); without -s the renumbering ones (opted in, renumber
- *       on)
+ *   -r  expect the layouts of renumber alone (transplant off)
+ *   -s  expect the stock layouts (features off, the process not opted in,
+ *       or no module)
+ *   without -r or -s: renumber and transplant on (opted in)
  *
  * Layouts are written relative to a 2 MiB-aligned scratch window, in
  * pages: "1-3" is one VMA over pages 1 and 2 whose pgoff is linear
@@ -44,6 +45,7 @@
 #endif
 
 static int stock;		/* -s */
+static int renumber_only;	/* -r: renumber on, transplant off */
 static int vfd = -1;		/* /dev/vmamerge or -1 */
 static char *W;			/* the window */
 
@@ -168,6 +170,20 @@ static int same_layout(const char *got, const char *want)
 	return !strcmp(a, b);
 }
 
+/* the layout expected with both features, renumber alone, neither */
+static void expect_layout3(const char *ctx, const char *both,
+			   const char *renumbered, const char *stocklayout)
+{
+	const char *want = stock ? stocklayout :
+			   renumber_only ? renumbered : both;
+	char got[512];
+
+	layout(got, sizeof(got));
+	if (!ok(same_layout(got, want), "%s: layout %s", ctx, want))
+		diag("layout is %s", got);
+}
+
+/* the same when transplanting changes nothing */
 static void expect_layout(const char *ctx, const char *renumbered,
 			  const char *stocklayout)
 {
@@ -207,11 +223,10 @@ static long counter(const char *name)
 	return -1;
 }
 
-static void expect_counter(const char *ctx, const char *name, long before,
-			   long delta_renumber)
+static void expect_delta(const char *ctx, const char *name, long before,
+			 long want)
 {
 	long d = counter(name) - before;
-	long want = stock ? 0 : delta_renumber;
 
 	if (before < 0) {
 		skip("no debugfs stats", "%s: %s +%ld", ctx, name, want);
@@ -221,9 +236,67 @@ static void expect_counter(const char *ctx, const char *name, long before,
 		diag("%s changed by %ld", name, d);
 }
 
+/* a counter that moves by @delta_renumber unless in stock mode */
+static void expect_counter(const char *ctx, const char *name, long before,
+			   long delta_renumber)
+{
+	expect_delta(ctx, name, before, stock ? 0 : delta_renumber);
+}
+
+/* one that moves by @delta only with both features on */
+static void expect_counter_tp(const char *ctx, const char *name, long before,
+			      long delta)
+{
+	expect_delta(ctx, name, before, stock || renumber_only ? 0 : delta);
+}
+
 static void verified(const char *ctx)
 {
 	vm_verify_self_ok(ctx);
+}
+
+/* ---- children that keep COW-shared pages until released ---- */
+
+struct holder {
+	pid_t pid;
+	int wfd;
+};
+
+/*
+ * Fork a child that waits until release_child(), then exits with fn()'s
+ * result (0: what it read is right).  Returns -1 if it could not start.
+ */
+static int hold_child(struct holder *h, int (*fn)(void))
+{
+	int go[2];
+	char c;
+
+	if (pipe(go))
+		return -1;
+	h->pid = fork();
+	if (h->pid < 0)
+		return -1;
+	if (h->pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) < 0)
+			_exit(3);
+		_exit(fn());
+	}
+	close(go[0]);
+	h->wfd = go[1];
+	return 0;
+}
+
+/* Release the child, wait for it, report its verdict as @what. */
+static void release_child(struct holder *h, const char *what)
+{
+	int st = 0;
+
+	if (write(h->wfd, "x", 1) != 1)
+		diag("%s: cannot wake the child", what);
+	close(h->wfd);
+	waitpid(h->pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s (status %#x)", what, st);
 }
 
 /* ---- the cases ---- */
@@ -358,29 +431,24 @@ static void t_swap(void)
  * COW-shared with a child that keeps the pages: no renumber (counted),
  * stock layout; the child still sees the old contents at the old places.
  */
+static int shared_child(void)
+{
+	if (check(pg(0), 1) || check(pg(1), 2))
+		return 1;
+	fill(pg(0), 9);
+	return check(pg(0), 9) || vm_verify_self_ok("shared: child") != 1 ? 2 : 0;
+}
+
 static void t_shared(void)
 {
-	static const unsigned int want[] = { 2, 1 }, orig[] = { 1, 2 };
+	static const unsigned int want[] = { 1 };
 	long sh = counter("refused_shared");
-	int go[2], st;
-	pid_t pid;
-	char c;
+	struct holder h;
 
-	if (map_fill(0, 2, 1) || pipe(go)) {
-		ok(0, "shared: mmap");
+	if (map_fill(0, 2, 1) || hold_child(&h, shared_child)) {
+		ok(0, "shared: mmap and fork");
 		return;
 	}
-	pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		if (read(go[0], &c, 1) < 0)
-			_exit(3);
-		if (check(pg(0), 1) || check(pg(1), 2))
-			_exit(1);
-		fill(pg(0), 9);
-		_exit(check(pg(0), 9) || vm_verify_self_ok("shared: child") != 1 ? 2 : 0);
-	}
-	close(go[0]);
 	if (move(0, 1, 1, 2, 0)) {
 		ok(0, "shared: mremap");
 		return;
@@ -388,15 +456,9 @@ static void t_shared(void)
 	expect_layout("shared", "1-2 2-3~", "1-2 2-3~");
 	expect_counter("shared", "refused_shared", sh, 1);
 	verified("shared: parent");
-	if (write(go[1], "x", 1) != 1)
-		diag("shared: cannot wake the child");
-	close(go[1]);
-	waitpid(pid, &st, 0);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	   "shared: the child read the old pages and wrote its own (status %#x)", st);
+	release_child(&h, "shared: the child read the old pages and wrote its own");
 	fill(pg(1), 5);
-	expect_data("shared: parent after its write", 2, want + 1, 1);
-	(void)orig;
+	expect_data("shared: parent after its write", 2, want, 1);
 	clear_window();
 }
 
@@ -405,25 +467,20 @@ static void t_shared(void)
  * pages still shared with a child: it is renumbered and merges into them;
  * nothing shared is rewritten.
  */
+static int partly_shared_child(void)
+{
+	return check(pg(0), 1) || check(pg(1), 2) || check(pg(2), 3);
+}
+
 static void t_partly_shared(void)
 {
 	static const unsigned int want[] = { 2, 3, 7 };
-	int go[2], st;
-	pid_t pid;
-	char c;
+	struct holder h;
 
-	if (map_fill(0, 3, 1) || pipe(go)) {
-		ok(0, "partly shared: mmap");
+	if (map_fill(0, 3, 1) || hold_child(&h, partly_shared_child)) {
+		ok(0, "partly shared: mmap and fork");
 		return;
 	}
-	pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		if (read(go[0], &c, 1) < 0)
-			_exit(3);
-		_exit(check(pg(0), 1) || check(pg(1), 2) || check(pg(2), 3) ? 1 : 0);
-	}
-	close(go[0]);
 	fill(pg(0), 7);		/* COW: page 0 is the parent's own now */
 	if (move(0, 1, 1, 3, 0)) {
 		ok(0, "partly shared: mremap");
@@ -432,12 +489,7 @@ static void t_partly_shared(void)
 	expect_layout("partly shared", "1-4", "1-3 3-4~");
 	expect_data("partly shared", 1, want, 3);
 	verified("partly shared");
-	if (write(go[1], "x", 1) != 1)
-		diag("partly shared: cannot wake the child");
-	close(go[1]);
-	waitpid(pid, &st, 0);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	   "partly shared: the child still reads the original pages (status %#x)", st);
+	release_child(&h, "partly shared: the child still reads the original pages");
 	clear_window();
 }
 
@@ -749,6 +801,168 @@ static void t_migrating(const char *migrate)
 	ok(!bad, "migrating: 100 rounds of moves under move_pages, data and rmap hold (%d)", bad);
 }
 
+/* ---- transplant: neighbours with another anon_vma ---- */
+
+/*
+ * Two separate mmap()s, faulted apart (two anon_vmas); B moved next to A:
+ * renumbered, then transplanted into A's anon_vma and merged.  @pageout:
+ * B is paged out before the move.
+ */
+static void t_other_av(int pageout)
+{
+	static const unsigned int want[] = { 1, 2 };
+	const char *ctx = pageout ? "other anon_vma, paged out" : "other anon_vma";
+	long tv = counter("vmas_transplanted"), mb = counter("merge_both");
+
+	if (map_fill(0, 1, 1) || map_fill(5, 1, 2)) {
+		ok(0, "%s: mmap", ctx);
+		return;
+	}
+	if (pageout)
+		madvise(pg(5), PG, MADV_PAGEOUT);
+	if (move(5, 1, 1, 1, 0)) {
+		ok(0, "%s: mremap", ctx);
+		return;
+	}
+	expect_layout3(ctx, "0-2", "0-1 1-2", "0-1 1-2~");
+	expect_counter_tp(ctx, "vmas_transplanted", tv, 1);
+	expect_counter_tp(ctx, "merge_both", mb, 1);
+	verified(ctx);
+	expect_data(ctx, 0, want, 2);
+	verified(ctx);
+	clear_window();
+}
+
+/*
+ * The thesis's spacing test in small: 32 one-page mappings, each its own
+ * mmap() with a hole after it, moved together; with both features they end
+ * as one VMA.
+ */
+static void t_spacing(void)
+{
+	const unsigned long n = 32;
+	unsigned int want[32];
+	unsigned long i;
+	char both[16];
+
+	for (i = 0; i < n; i++) {
+		want[i] = 40 + i;
+		if (map_fill(2 * i, 1, 40 + i)) {
+			ok(0, "spacing: mmap");
+			return;
+		}
+	}
+	for (i = 1; i < n; i++)
+		if (move(2 * i, 1, 1, i, 0)) {
+			ok(0, "spacing: mremap %lu", i);
+			return;
+		}
+	snprintf(both, sizeof(both), "0-%lu", n);
+	if (stock || renumber_only) {
+		char got[512], *p = got;
+		int vmas = 0;
+
+		layout(got, sizeof(got));
+		while ((p = strchr(p, '-')))
+			p++, vmas++;
+		ok(vmas == (int)n, "spacing: %lu VMAs without transplant (%d)", n, vmas);
+	} else {
+		expect_layout3("spacing", both, both, both);
+	}
+	expect_data("spacing", 0, want, n);
+	verified("spacing");
+	clear_window();
+}
+
+static int target_child(void)
+{
+	return check(pg(0), 1) || vm_verify_self_ok("forked target: child") != 1;
+}
+
+/* A's anon_vma also has a forked child's VMA: B still joins it */
+static void t_other_av_target_forked(void)
+{
+	static const unsigned int want[] = { 1, 2 };
+	struct holder h;
+
+	if (map_fill(0, 1, 1) || hold_child(&h, target_child)) {
+		ok(0, "forked target: mmap and fork");
+		return;
+	}
+	if (map_fill(5, 1, 2) || move(5, 1, 1, 1, 0)) {
+		ok(0, "forked target: mmap and mremap");
+		return;
+	}
+	expect_layout3("forked target", "0-2", "0-1 1-2", "0-1 1-2~");
+	expect_data("forked target", 0, want, 2);
+	verified("forked target");
+	release_child(&h, "forked target: the child still reads its page");
+	fill(pg(0), 3);		/* COW in the parent after the merge */
+	ok(!check(pg(0), 3) && !check(pg(1), 2), "forked target: parent writes");
+	verified("forked target: after the write");
+	clear_window();
+}
+
+static int mover_child(void)
+{
+	return check(pg(5), 2);
+}
+
+/* B forked (its anon_vma has a child): no transplant, counted */
+static void t_other_av_moved_forked(void)
+{
+	long sh = counter("refused_shared");
+	struct holder h;
+
+	if (map_fill(0, 1, 1) || map_fill(5, 1, 2) ||
+	    hold_child(&h, mover_child)) {
+		ok(0, "forked mover: mmap and fork");
+		return;
+	}
+	fill(pg(5), 4);		/* B exclusive again, its anon_vma still forked */
+	if (move(5, 1, 1, 1, 0)) {
+		ok(0, "forked mover: mremap");
+		return;
+	}
+	expect_layout3("forked mover", "0-1 1-2", "0-1 1-2", "0-1 1-2~");
+	expect_counter_tp("forked mover", "refused_shared", sh, 1);
+	ok(!check(pg(0), 1) && !check(pg(1), 4), "forked mover: every page byte-exact");
+	verified("forked mover");
+	release_child(&h, "forked mover: the child still reads the old B");
+	clear_window();
+}
+
+/* THPs: two 2 MiB mappings, the second moved next to the first */
+static void t_other_av_thp(void)
+{
+	const unsigned long n = HPG / PG;
+	long kb;
+
+	if (map_thp(0, n) || map_thp(3 * n, n)) {
+		ok(0, "other anon_vma thp: mmap");
+		return;
+	}
+	if (smaps_kb(pg(0), "AnonHugePages:") < 2048 ||
+	    smaps_kb(pg(3 * n), "AnonHugePages:") < 2048) {
+		skip("no THP here", "other anon_vma thp");
+		clear_window();
+		return;
+	}
+	if (move(3 * n, n, n, n, 0)) {
+		ok(0, "other anon_vma thp: mremap");
+		return;
+	}
+	expect_layout3("other anon_vma thp", "0-1024", "0-512 512-1024",
+		       "0-512 512-1024~");
+	kb = smaps_kb(pg(0), "AnonHugePages:");
+	ok(kb == (stock || renumber_only ? 2048 : 4096),
+	   "other anon_vma thp: AnonHugePages %ld kB, nothing split", kb);
+	expect_thp_data("other anon_vma thp", 0, 0, n);
+	expect_thp_data("other anon_vma thp: moved", n, 0, n);
+	verified("other anon_vma thp");
+	clear_window();
+}
+
 int main(int argc, char **argv)
 {
 	int optin = 0, c;
@@ -756,13 +970,15 @@ int main(int argc, char **argv)
 	size_t l;
 	void *r;
 
-	while ((c = getopt(argc, argv, "os")) != -1) {
+	while ((c = getopt(argc, argv, "ors")) != -1) {
 		if (c == 'o')
 			optin = 1;
+		else if (c == 'r')
+			renumber_only = 1;
 		else if (c == 's')
 			stock = 1;
 		else
-			return fprintf(stderr, "usage: t_renumber [-o] [-s]\n"), 2;
+			return fprintf(stderr, "usage: t_renumber [-o] [-r | -s]\n"), 2;
 	}
 	tap_init("t_renumber", 300);
 	vfd = vm_open(O_RDWR);
@@ -799,6 +1015,12 @@ int main(int argc, char **argv)
 	t_ksm();
 	t_ksm_mremap_migrate();
 	t_fork_after();
+	t_other_av(0);
+	t_other_av(1);
+	t_spacing();
+	t_other_av_target_forked();
+	t_other_av_moved_forked();
+	t_other_av_thp();
 	t_migrating(migrate);
 	return tap_exit();
 }

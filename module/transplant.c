@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Transplanting: move a VMA and its pages from its own anon_vma to the
+ * anon_vma of a neighbour it could otherwise merge with (thesis §2.8), so
+ * that the stock merge logic, which wants one anon_vma on both sides,
+ * merges them.
+ *
+ * Only the simplest family shape is taken on, both sides unforked:
+ *  - the VMA's chain has one entry, for its own anon_vma, which is a root
+ *    with no children (num_children == 1: its self-parent link) - so no
+ *    other process has a VMA in its tree and no page of the VMA belongs
+ *    to another anon_vma;
+ *  - the neighbour's chain has one entry, for its own anon_vma, a root:
+ *    after the transplant the VMA's chain equals the neighbour's, which
+ *    is what VMAs sharing an anon_vma look like (vma_prepare() re-keys
+ *    every entry under one root's lock);
+ *  - every page passes the sharing check and belongs to the VMA's
+ *    anon_vma (page_rewrite.c).
+ * A forked family (either side) keeps the stock behaviour, counted as
+ * refused_shared.
+ *
+ * Locks: mmap_lock (write) and the VMA's write lock (caller), the VMA's
+ * anon_vma rwsem (write), then the neighbour's root rwsem by trylock only:
+ * the kernel never holds two roots but in mm_take_all_locks(), which
+ * takes them in its own order.  Under both, the walker collects the
+ * folios (locked), the chain entry moves from one interval tree to the
+ * other, vma->anon_vma and the active-VMA counts change, and every folio's
+ * mapping is rewritten.  Nothing can look at a half-done state: rmap walks
+ * of either tree wait for the rwsems, everything else that reads a
+ * folio's anon_vma holds its folio lock or our mmap_lock.
+ *
+ * The old anon_vma: when its tree is now empty it is released as
+ * unlink_anon_vmas() would (its self-parent link, then its reference) -
+ * but only after an RCU grace period.  A lockless rmap walker
+ * (folio_lock_anon_vma_read()) may have read the old mapping just before
+ * the rewrite; it relies on "a mapped folio's anon_vma is not freed" and
+ * rechecks only folio_mapped(), which stays true here.  After a grace
+ * period every such reader has either taken a reference or the rwsem,
+ * which anon_vma_free() waits for.
+ */
+#include <linux/kernel.h>
+#include <linux/delay.h>
+#include <linux/mempolicy.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/rcupdate.h>
+#include <linux/rmap.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "vmamerge.h"
+#include "page_rewrite.h"
+
+#define VMAMERGE_TRANSPLANT_TRIES	8
+#define VMAMERGE_TRANSPLANT_WAIT_US	200
+
+/* the deferred release of an emptied anon_vma */
+struct vmamerge_av_release {
+	struct rcu_work rwork;
+	struct anon_vma *anon_vma;
+};
+
+static struct workqueue_struct *vmamerge_release_wq;
+
+static void vmamerge_av_release_fn(struct work_struct *work)
+{
+	struct vmamerge_av_release *rel =
+		container_of(to_rcu_work(work), struct vmamerge_av_release,
+			     rwork);
+
+	put_anon_vma(rel->anon_vma);
+	kfree(rel);
+}
+
+int vmamerge_transplant_init(void)
+{
+	vmamerge_release_wq = alloc_workqueue("vmamerge_release", 0, 0);
+	return vmamerge_release_wq ? 0 : -ENOMEM;
+}
+
+/* After the livepatch is gone: wait for the releases still queued. */
+void vmamerge_transplant_exit(void)
+{
+	rcu_barrier();	/* every queue_rcu_work() has queued its work */
+	destroy_workqueue(vmamerge_release_wq);
+}
+
+/* A chain of one entry, for the VMA's own anon_vma, a root. */
+static bool vmamerge_unforked(struct vm_area_struct *vma)
+{
+	struct anon_vma *av = vma->anon_vma;
+
+	return av && av->root == av &&
+	       list_is_singular(&vma->anon_vma_chain) &&
+	       list_first_entry(&vma->anon_vma_chain, struct anon_vma_chain,
+				same_vma)->anon_vma == av;
+}
+
+/* Everything the stock merge compares, but the anon_vma. */
+static bool vmamerge_alike(struct vm_area_struct *a, struct vm_area_struct *b)
+{
+	return vma_is_anonymous(a) && vma_is_anonymous(b) &&
+	       !((a->vm_flags ^ b->vm_flags) & ~VM_SOFTDIRTY) &&
+	       !(a->vm_flags & VM_SPECIAL) &&
+	       mpol_equal(vma_policy(a), vma_policy(b)) &&
+	       a->vm_userfaultfd_ctx.ctx == b->vm_userfaultfd_ctx.ctx &&
+	       anon_vma_name(a) == anon_vma_name(b);
+}
+
+/*
+ * vmamerge_transplant_target - the neighbour of @vma (prev first) that
+ * would merge with it but for the anon_vma, and whose anon_vma @vma may
+ * join; NULL if none.  *@refusal says why a candidate was turned down.
+ */
+struct vm_area_struct *
+vmamerge_transplant_target(struct vm_area_struct *vma,
+			   enum vmamerge_refusal *refusal)
+{
+	struct vm_area_struct *prev, *next, *cand[2];
+	int i;
+
+	*refusal = VMAMERGE_R_NONE;
+	if (!vma->anon_vma || find_vma_prev(vma->vm_mm, vma->vm_start,
+					    &prev) != vma)
+		return NULL;
+	next = find_vma(vma->vm_mm, vma->vm_end);
+	cand[0] = prev && prev->vm_end == vma->vm_start &&
+		  prev->vm_pgoff + vma_pages(prev) == vma->vm_pgoff ?
+		  prev : NULL;
+	cand[1] = next && next->vm_start == vma->vm_end &&
+		  vma->vm_pgoff + vma_pages(vma) == next->vm_pgoff ?
+		  next : NULL;
+	for (i = 0; i < 2; i++) {
+		struct vm_area_struct *t = cand[i];
+
+		if (!t || !t->anon_vma || t->anon_vma == vma->anon_vma ||
+		    !vmamerge_alike(vma, t))
+			continue;
+		if (!vmamerge_unforked(vma) || !vmamerge_unforked(t) ||
+		    READ_ONCE(vma->anon_vma->num_children) != 1) {
+			*refusal = VMAMERGE_R_SHARED;
+			continue;
+		}
+		return t;
+	}
+	return NULL;
+}
+
+/*
+ * Collect under both anon_vma locks; on success returns with both held.
+ * The family shape is rechecked under them (fork changes it only under
+ * our mmap_lock, but the counts are the root lock's).
+ */
+static enum vmamerge_refusal
+vmamerge_transplant_collect(struct vmamerge_rewrite *rw, struct anon_vma *to)
+{
+	struct anon_vma *from = rw->vma->anon_vma;
+	enum vmamerge_refusal r;
+	int tries;
+
+	for (tries = 1; ; tries++) {
+		anon_vma_lock_write(from);
+		if (!down_write_trylock(&to->rwsem)) {
+			r = VMAMERGE_R_BUSY;
+		} else if (from->num_children != 1) {
+			r = VMAMERGE_R_SHARED;
+			up_write(&to->rwsem);
+		} else {
+			r = vmamerge_rewrite_collect(rw);
+			if (!r)
+				return r;
+			up_write(&to->rwsem);
+		}
+		anon_vma_unlock_write(from);
+		if (!vmamerge_refusal_transient(r) ||
+		    tries >= VMAMERGE_TRANSPLANT_TRIES)
+			return r;
+		usleep_range(VMAMERGE_TRANSPLANT_WAIT_US,
+			     2 * VMAMERGE_TRANSPLANT_WAIT_US);
+	}
+}
+
+/*
+ * Move @vma's one chain entry from @from's tree to @to's and make @to its
+ * anon_vma.  Both locked.  Returns whether @from's tree is now empty, in
+ * which case its self-parent link is dropped here as unlink_anon_vmas()
+ * does, and its reference must be put by the caller.
+ */
+static bool vmamerge_move_chain(struct vm_area_struct *vma,
+				struct anon_vma *from, struct anon_vma *to)
+{
+	struct anon_vma_chain *avc = list_first_entry(&vma->anon_vma_chain,
+						      struct anon_vma_chain,
+						      same_vma);
+
+	anon_vma_interval_tree_remove(avc, &from->rb_root);
+	avc->anon_vma = to;
+	anon_vma_interval_tree_insert(avc, &to->rb_root);
+	WRITE_ONCE(vma->anon_vma, to);
+	to->num_active_vmas++;
+	from->num_active_vmas--;
+	if (!RB_EMPTY_ROOT(&from->rb_root.rb_root))
+		return false;
+	from->num_children--;
+	return true;
+}
+
+/*
+ * vmamerge_transplant_vma - make @to the anon_vma of @vma and of every
+ * page it maps.  mmap_lock held for writing; @vma write-locked by the
+ * caller (6.12).  Returns the refusal, or VMAMERGE_R_NONE with the
+ * number of pages moved in *@pages.
+ */
+enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
+					      struct anon_vma *to,
+					      unsigned long *pages)
+{
+	struct anon_vma *from = vma->anon_vma;
+	struct vmamerge_av_release *rel;
+	struct vmamerge_rewrite rw;
+	enum vmamerge_refusal r;
+	bool emptied;
+
+	*pages = 0;
+	rel = kmalloc(sizeof(*rel), GFP_KERNEL);
+	if (!rel)
+		return VMAMERGE_R_NOMEM;
+	r = vmamerge_rewrite_init(&rw, vma);
+	rw.only_anon_vma = from;
+	if (!r)
+		r = vmamerge_transplant_collect(&rw, to);
+	if (r) {
+		vmamerge_rewrite_free(&rw);
+		kfree(rel);
+		return r;
+	}
+	emptied = vmamerge_move_chain(vma, from, to);
+	vmamerge_rewrite_commit_anon(&rw, to);
+	up_write(&to->rwsem);
+	anon_vma_unlock_write(from);
+	*pages = rw.nr_pages;
+	vmamerge_rewrite_free(&rw);
+	if (!emptied) {
+		kfree(rel);
+		return VMAMERGE_R_NONE;
+	}
+	rel->anon_vma = from;
+	INIT_RCU_WORK(&rel->rwork, vmamerge_av_release_fn);
+	queue_rcu_work(vmamerge_release_wq, &rel->rwork);
+	return VMAMERGE_R_NONE;
+}
