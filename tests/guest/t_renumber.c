@@ -932,6 +932,114 @@ static void t_other_av_moved_forked(void)
 	clear_window();
 }
 
+static int hold_nothing(void)
+{
+	return 0;
+}
+
+/*
+ * thesis §3.1.2: three pages, the middle one unmapped, the third moved
+ * next to the first: merges with renumber; with @shared (a child keeps
+ * the pages) the stock result.
+ */
+static void t_thesis_312(int shared)
+{
+	const char *ctx = shared ? "3.1.2 shared" : "3.1.2";
+	static const unsigned int want[] = { 1, 3 };
+	struct holder h;
+
+	if (map_fill(0, 3, 1) || munmap(pg(1), PG) ||
+	    (shared && hold_child(&h, hold_nothing))) {
+		ok(0, "%s: setup", ctx);
+		return;
+	}
+	if (move(2, 1, 1, 1, 0)) {
+		ok(0, "%s: mremap", ctx);
+		return;
+	}
+	if (shared)
+		expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
+	else
+		expect_layout(ctx, "0-2", "0-1 1-2~");
+	expect_data(ctx, 0, want, 2);
+	verified(ctx);
+	if (shared)
+		release_child(&h, "3.1.2 shared: child");
+	clear_window();
+}
+
+/*
+ * thesis §3.3.1: as 3.1.2 with the moved page read-only: no merge, but
+ * the page offset is renumbered all the same - which the mprotect() that
+ * makes the protections equal then shows by merging.  Shared: neither.
+ */
+static void t_thesis_331(int shared)
+{
+	const char *ctx = shared ? "3.3.1 shared" : "3.3.1";
+	static const unsigned int want[] = { 1, 3 };
+	struct holder h;
+
+	if (map_fill(0, 3, 1) || munmap(pg(1), PG) ||
+	    mprotect(pg(2), PG, PROT_READ) ||
+	    (shared && hold_child(&h, hold_nothing))) {
+		ok(0, "%s: setup", ctx);
+		return;
+	}
+	if (move(2, 1, 1, 1, 0)) {
+		ok(0, "%s: mremap", ctx);
+		return;
+	}
+	if (shared)
+		expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
+	else
+		expect_layout(ctx, "0-1 1-2", "0-1 1-2~");
+	verified(ctx);
+	if (mprotect(pg(1), PG, PROT_READ | PROT_WRITE)) {
+		ok(0, "%s: mprotect", ctx);
+		return;
+	}
+	if (shared)
+		expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
+	else
+		expect_layout(ctx, "0-2", "0-1 1-2~");
+	expect_data(ctx, 0, want, 2);
+	verified(ctx);
+	if (shared)
+		release_child(&h, "3.3.1 shared: child");
+	clear_window();
+}
+
+static int gap_child(void)
+{
+	return check(pg(0), 1) || check(pg(2), 2);
+}
+
+/*
+ * thesis §3.3.3: two separately mapped blocks with a gap, shared with a
+ * child; a new block moved into the gap merges with the predecessor only
+ * (the successor has another anon_vma, and its pages are shared).
+ */
+static void t_thesis_333(void)
+{
+	static const unsigned int want[] = { 1, 3, 2 };
+	struct holder h;
+
+	if (map_fill(0, 1, 1) || map_fill(2, 1, 2) ||
+	    hold_child(&h, gap_child) || map_fill(10, 1, 3)) {
+		ok(0, "3.3.3: setup");
+		return;
+	}
+	if (move(10, 1, 1, 1, 0)) {
+		ok(0, "3.3.3: mremap");
+		return;
+	}
+	expect_layout3("3.3.3", "0-2 2-3", "0-1 1-2 2-3", "0-1 1-2~ 2-3");
+	expect_data("3.3.3", 0, want, 3);
+	verified("3.3.3");
+	release_child(&h, "3.3.3: the child still reads both blocks");
+	clear_window();
+}
+
 /* THPs: two 2 MiB mappings, the second moved next to the first */
 static void t_other_av_thp(void)
 {
@@ -1021,6 +1129,11 @@ int main(int argc, char **argv)
 	t_other_av_target_forked();
 	t_other_av_moved_forked();
 	t_other_av_thp();
+	t_thesis_312(0);
+	t_thesis_312(1);
+	t_thesis_331(0);
+	t_thesis_331(1);
+	t_thesis_333();
 	t_migrating(migrate);
 	return tap_exit();
 }
