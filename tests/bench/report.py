@@ -486,15 +486,12 @@ What vmamerge costs and what it saves, measured by `make bench` (never part
 of `make check`). **This file is generated** by `tests/bench/report.py` from
 the results of the last `make bench`; edit the generator, not the file.
 
-**Read this first.** Renumber and transplant are not implemented yet: today
-the module only counts merge attempts and outcomes for opted-in processes
-and changes no merge decision. Every opted-in configuration therefore shows
-the cost of the hooks and counters alone, with the stock kernel's VMA
-counts. These tables are the baseline the features will be compared
-against; when they land, the same `make bench` shows their effect (thesis
-anchor for the spacing test: the patched kernel moved 20000 mappings 2.1×
-faster than stock, with 20000 different-anon_vma merges and about 19990
-page-offset merges).
+**Read this first.** Renumber and transplant act after `mremap()` moves
+only (the in-place paths are issue 4), so the spacing and large-move
+tables show their effect and the syscall and workload tables mostly the
+cost of the hooks (thesis anchor for the spacing test: the patched kernel
+moved 20000 mappings 2.1× faster than stock, with 20000 different-anon_vma
+merges and about 19990 page-offset merges).
 
 ## How it is measured
 
