@@ -21,6 +21,7 @@
  * rewrite never races with one, whatever rmap lock it uses.
  */
 #include <linux/kernel.h>
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/huge_mm.h>
 #include <linux/pagemap.h>
@@ -377,6 +378,40 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 		vmamerge_rewrite_release(rw);
 	rw->refusal = r;
 	return r;
+}
+
+/*
+ * How often a transient refusal (a migration entry, a folio someone else
+ * holds locked, a pmd that changed, a second root held by others) is
+ * retried, and how long we sleep in between - with every lock but
+ * mmap_lock dropped: migration and reclaim need the folio lock and the
+ * anon_vma lock, never this mm's mmap_lock.
+ */
+#define VMAMERGE_REWRITE_TRIES		8
+#define VMAMERGE_REWRITE_WAIT_US	200
+
+enum vmamerge_refusal
+vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
+				vmamerge_rewrite_lock_t lock,
+				vmamerge_rewrite_unlock_t unlock)
+{
+	enum vmamerge_refusal r;
+	int tries;
+
+	for (tries = 1; ; tries++) {
+		r = lock(rw);
+		if (!r) {
+			r = vmamerge_rewrite_collect(rw);
+			if (!r)
+				return r;
+			unlock(rw);
+		}
+		if (!vmamerge_refusal_transient(r) ||
+		    tries >= VMAMERGE_REWRITE_TRIES)
+			return r;
+		usleep_range(VMAMERGE_REWRITE_WAIT_US,
+			     2 * VMAMERGE_REWRITE_WAIT_US);
+	}
 }
 
 static void vmamerge_rewrite_drop(struct folio *folio)

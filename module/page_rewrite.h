@@ -65,6 +65,7 @@ struct vmamerge_rewrite {
 	struct vm_area_struct *vma;
 	struct anon_vma *root;		/* vma->anon_vma->root */
 	struct anon_vma *only_anon_vma;	/* if set: every folio's anon_vma */
+	struct anon_vma *to_anon_vma;	/* transplant: where they move to */
 	struct folio **folios;		/* locked and referenced by collect */
 	struct folio *inline_folios[VMAMERGE_REWRITE_INLINE];
 	unsigned long nr_folios;
@@ -89,6 +90,20 @@ void vmamerge_rewrite_free(struct vmamerge_rewrite *rw);
  * held (the folios collected so far are released).
  */
 enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw);
+
+/* The rmap locks a rewrite collects under: take them, or a refusal. */
+typedef enum vmamerge_refusal (*vmamerge_rewrite_lock_t)(struct vmamerge_rewrite *rw);
+typedef void (*vmamerge_rewrite_unlock_t)(struct vmamerge_rewrite *rw);
+
+/*
+ * vmamerge_rewrite_collect_locked - @lock, then collect; on a transient
+ * refusal @unlock, wait a little and start over, a bounded number of
+ * times (page_rewrite.c).  On success returns with the locks held.
+ */
+enum vmamerge_refusal
+vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
+				vmamerge_rewrite_lock_t lock,
+				vmamerge_rewrite_unlock_t unlock);
 
 /* Add @delta to every collected folio's index, unlock and release them. */
 void vmamerge_rewrite_commit_index(struct vmamerge_rewrite *rw, long delta);

@@ -12,7 +12,6 @@
  * mprotect() that changes nothing would offer it.
  */
 #include <linux/kernel.h>
-#include <linux/delay.h>
 #include <linux/hugetlb.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -21,15 +20,6 @@
 #include "vmamerge.h"
 #include "page_rewrite.h"
 #include "trace.h"
-
-/*
- * How often a transient refusal (migration entries, a folio someone else
- * holds locked) is retried, and how long we sleep in between - with every
- * lock but mmap_lock dropped: migration and reclaim need the folio lock
- * and the anon_vma lock, never this mm's mmap_lock.
- */
-#define VMAMERGE_RENUMBER_TRIES		8
-#define VMAMERGE_RENUMBER_WAIT_US	200
 
 /*
  * Re-key the VMA's entries in the anon_vma interval trees it belongs to:
@@ -55,29 +45,16 @@ static bool vmamerge_renumberable(struct vm_area_struct *vma)
 	       !(vma->vm_flags & VM_SHARED) && !is_vm_hugetlb_page(vma);
 }
 
-/*
- * One attempt after another: collect under the root anon_vma lock; on a
- * transient refusal drop everything, wait a little, start over.  Returns
- * with the root locked on success.
- */
-static enum vmamerge_refusal vmamerge_renumber_collect(struct vmamerge_rewrite *rw)
+/* Renumbering collects under the root anon_vma's rwsem. */
+static enum vmamerge_refusal vmamerge_renumber_lock(struct vmamerge_rewrite *rw)
 {
-	struct anon_vma *av = rw->vma->anon_vma;
-	enum vmamerge_refusal r;
-	int tries;
+	anon_vma_lock_write(rw->vma->anon_vma);
+	return VMAMERGE_R_NONE;
+}
 
-	for (tries = 1; ; tries++) {
-		anon_vma_lock_write(av);
-		r = vmamerge_rewrite_collect(rw);
-		if (!r)
-			return r;
-		anon_vma_unlock_write(av);
-		if (!vmamerge_refusal_transient(r) ||
-		    tries >= VMAMERGE_RENUMBER_TRIES)
-			return r;
-		usleep_range(VMAMERGE_RENUMBER_WAIT_US,
-			     2 * VMAMERGE_RENUMBER_WAIT_US);
-	}
+static void vmamerge_renumber_unlock(struct vmamerge_rewrite *rw)
+{
+	anon_vma_unlock_write(rw->vma->anon_vma);
 }
 
 /*
@@ -104,11 +81,13 @@ static enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
 	}
 	r = vmamerge_rewrite_init(&rw, vma);
 	if (!r)
-		r = vmamerge_renumber_collect(&rw);
+		r = vmamerge_rewrite_collect_locked(&rw,
+						    vmamerge_renumber_lock,
+						    vmamerge_renumber_unlock);
 	if (!r) {
 		vmamerge_vma_set_pgoff(vma, new);
 		vmamerge_rewrite_commit_index(&rw, (long)(new - old));
-		anon_vma_unlock_write(vma->anon_vma);
+		vmamerge_renumber_unlock(&rw);
 		*pages = rw.nr_pages;
 	}
 	vmamerge_rewrite_free(&rw);

@@ -106,15 +106,12 @@ enum vmamerge_refusal vmamerge_check_swapcache(struct vmamerge_rewrite *rw,
 {
 	swp_entry_t first = vmamerge_vg_folio_swap(folio);
 
-	/* deleted from the swap cache, or the slot reused, since the lookup */
-	if (!folio_test_swapcache(folio) || swp_type(first) != swp_type(entry) ||
-	    swp_offset(first) != swp_offset(entry)) {
-		if (folio_test_large(folio))
-			return VMAMERGE_R_THP;
-		return VMAMERGE_R_BUSY;
-	}
 	if (folio_test_large(folio))
 		return VMAMERGE_R_THP;
+	/* deleted from the swap cache, or the slot reused, since the lookup */
+	if (!folio_test_swapcache(folio) || swp_type(first) != swp_type(entry) ||
+	    swp_offset(first) != swp_offset(entry))
+		return VMAMERGE_R_BUSY;
 	/* read in but not mapped yet: swap-in sets mapping and index */
 	if (!folio_test_anon(folio))
 		return VMAMERGE_R_NONE;

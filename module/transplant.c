@@ -39,7 +39,6 @@
  * which anon_vma_free() waits for.
  */
 #include <linux/kernel.h>
-#include <linux/delay.h>
 #include <linux/mempolicy.h>
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
@@ -50,9 +49,6 @@
 
 #include "vmamerge.h"
 #include "page_rewrite.h"
-
-#define VMAMERGE_TRANSPLANT_TRIES	8
-#define VMAMERGE_TRANSPLANT_WAIT_US	200
 
 /* the deferred release of an emptied anon_vma */
 struct vmamerge_av_release {
@@ -147,37 +143,33 @@ vmamerge_transplant_target(struct vm_area_struct *vma,
 }
 
 /*
- * Collect under both anon_vma locks; on success returns with both held.
- * The family shape is rechecked under them (fork changes it only under
- * our mmap_lock, but the counts are the root lock's).
+ * Transplanting collects under both anon_vma locks, the second one by
+ * trylock (a held one is a transient refusal).  The family shape is
+ * rechecked under them (fork changes it only under our mmap_lock, but the
+ * counts are the root lock's).
  */
 static enum vmamerge_refusal
-vmamerge_transplant_collect(struct vmamerge_rewrite *rw, struct anon_vma *to)
+vmamerge_transplant_lock(struct vmamerge_rewrite *rw)
 {
-	struct anon_vma *from = rw->vma->anon_vma;
-	enum vmamerge_refusal r;
-	int tries;
+	struct anon_vma *from = rw->vma->anon_vma, *to = rw->to_anon_vma;
 
-	for (tries = 1; ; tries++) {
-		anon_vma_lock_write(from);
-		if (!down_write_trylock(&to->rwsem)) {
-			r = VMAMERGE_R_BUSY;
-		} else if (from->num_children != 1) {
-			r = VMAMERGE_R_SHARED;
-			up_write(&to->rwsem);
-		} else {
-			r = vmamerge_rewrite_collect(rw);
-			if (!r)
-				return r;
-			up_write(&to->rwsem);
-		}
+	anon_vma_lock_write(from);
+	if (!down_write_trylock(&to->rwsem)) {
 		anon_vma_unlock_write(from);
-		if (!vmamerge_refusal_transient(r) ||
-		    tries >= VMAMERGE_TRANSPLANT_TRIES)
-			return r;
-		usleep_range(VMAMERGE_TRANSPLANT_WAIT_US,
-			     2 * VMAMERGE_TRANSPLANT_WAIT_US);
+		return VMAMERGE_R_BUSY;
 	}
+	if (from->num_children != 1) {
+		up_write(&to->rwsem);
+		anon_vma_unlock_write(from);
+		return VMAMERGE_R_SHARED;
+	}
+	return VMAMERGE_R_NONE;
+}
+
+static void vmamerge_transplant_unlock(struct vmamerge_rewrite *rw)
+{
+	up_write(&rw->to_anon_vma->rwsem);
+	anon_vma_unlock_write(rw->vma->anon_vma);
 }
 
 /*
@@ -227,8 +219,11 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 		return VMAMERGE_R_NOMEM;
 	r = vmamerge_rewrite_init(&rw, vma);
 	rw.only_anon_vma = from;
+	rw.to_anon_vma = to;
 	if (!r)
-		r = vmamerge_transplant_collect(&rw, to);
+		r = vmamerge_rewrite_collect_locked(&rw,
+						    vmamerge_transplant_lock,
+						    vmamerge_transplant_unlock);
 	if (r) {
 		vmamerge_rewrite_free(&rw);
 		kfree(rel);
@@ -237,7 +232,7 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 	emptied = vmamerge_move_chain(vma, from, to);
 	vmamerge_rewrite_commit_anon(&rw, to);
 	up_write(&to->rwsem);
-	anon_vma_unlock_write(from);
+	anon_vma_unlock_write(from);	/* @vma's anon_vma is @to by now */
 	*pages = rw.nr_pages;
 	vmamerge_rewrite_free(&rw);
 	if (!emptied) {
