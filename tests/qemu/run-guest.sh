@@ -45,10 +45,10 @@ mkdir -p "$(dirname "$log")"
 # share an LLC across nodes and the kernel WARNs in topology_sane() -
 # fatal with panic_on_warn.
 # la57=off: with 5-level paging a debug kernel splatted early under TCG
-# (shared/design/craft.md). quiet/loglevel=4: only warnings and worse reach
-# the console. Stall detectors are relaxed a little for slow TCG hosts; real
+# (shared/design/craft.md). quiet/loglevel=5: warnings and worse reach the
+# console (a WARN's own lines and its dump_page() before a panic_on_warn). Stall detectors are relaxed a little for slow TCG hosts; real
 # deadlocks still trip them.
-append="console=ttyS0,115200 panic_on_warn=1 panic=-1 oops=panic loglevel=4 quiet"
+append="console=ttyS0,115200 panic_on_warn=1 panic=-1 oops=panic loglevel=5 quiet"
 append+=" log_buf_len=4M rcupdate.rcu_cpu_stall_timeout=60 watchdog_thresh=30"
 append+=" ${VMAMERGE_GUEST_APPEND:-}"
 
