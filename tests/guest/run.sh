@@ -270,6 +270,26 @@ renumber_tests() {
 	wr all "$DBG/features"
 }
 
+# ---- transplant on the in-place merge paths (issue 4) ----
+
+# Opted in with every feature: merged layouts; with renumber only (-r)
+# and with none (-s): the stock ones (t_inplace -s ran without the module
+# too).
+inplace_tests() {
+	run t_inplace -o
+	if wr -transplant "$DBG/features"; then
+		run t_inplace -o -r
+	else
+		tap 1 "transplant off through debugfs" "$WR_ERR"
+	fi
+	if wr none "$DBG/features"; then
+		run t_inplace -o -s
+	else
+		tap 1 "features off through debugfs" "$WR_ERR"
+	fi
+	wr all "$DBG/features"
+}
+
 # ---- upstream mm selftests (tests/selftests/, staged as /selftests) ----
 
 # Without the module (against the results recorded for this kernel), then
@@ -488,6 +508,7 @@ tap $? "module file $KO exists"
 
 diff_baseline
 run t_renumber -s
+run t_inplace -s
 torture_selftest
 run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
 [ -f "$KO" ] && failed_loads
@@ -511,6 +532,7 @@ if [ "$LOADED" = 1 ]; then
 	run t_vmas
 	run t_verify
 	renumber_tests
+	inplace_tests
 	cli_tests
 	diff_loaded
 	cp "$DBG/stats" "$TMP/stats.before" 2>/dev/null
