@@ -4,9 +4,10 @@
  *
  * Every glue calls vmamerge_merge_prepare() before the stock merge logic
  * of its kernel runs and vmamerge_merge_done() with the stock result, for
- * active mms only (vmamerge_mm_active()).  Renumbering and transplanting
- * will act in prepare; for now the point only accounts and traces, so the
- * kernel's decisions are exactly the stock ones.
+ * active mms only (vmamerge_mm_active()).  With the transplant feature,
+ * prepare makes the anon_vmas of the VMAs that would merge agree where
+ * that is safe (transplant_merge.c); the merge itself is always the stock
+ * logic's decision.  done accounts and traces it by cause.
  */
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -24,11 +25,14 @@ enum vmamerge_cause {
 	VMAMERGE_CAUSE_RENUMBER,	/* ours: pgoff renumbered */
 	VMAMERGE_CAUSE_TRANSPLANT,	/* ours: anon_vma transplanted */
 	VMAMERGE_CAUSE_BOTH,		/* ours: both */
+	VMAMERGE_CAUSE_ADOPT,		/* ours: an empty VMA took an anon_vma */
 };
 
 void vmamerge_merge_prepare(struct vmamerge_merge *m)
 {
 	vmamerge_count(m->mm, VMAMERGE_C_MERGE_ATTEMPTS, 1);
+	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
+		vmamerge_transplant_for_merge(m);
 }
 
 /*
@@ -51,6 +55,18 @@ void vmamerge_merge_done(struct vmamerge_merge *m,
 
 	if (!merged) {
 		vmamerge_count(m->mm, VMAMERGE_C_MERGE_FAILED, 1);
+		/* the decision point expected a merge: should stay 0 */
+		if (m->rehomed)
+			vmamerge_count(m->mm, VMAMERGE_C_REHOMED_UNMERGED, 1);
+	} else if (m->rehomed && m->path == VMAMERGE_PATH_MREMAP_MOVE) {
+		/* renumber.c counts the cause of a merge after a move */
+		cause = VMAMERGE_CAUSE_TRANSPLANT;
+	} else if (m->rehomed & VMAMERGE_REHOMED_TRANSPLANT) {
+		cause = VMAMERGE_CAUSE_TRANSPLANT;
+		vmamerge_count(m->mm, VMAMERGE_C_MERGE_TRANSPLANT, 1);
+	} else if (m->rehomed) {
+		cause = VMAMERGE_CAUSE_ADOPT;
+		vmamerge_count(m->mm, VMAMERGE_C_MERGE_ADOPT, 1);
 	} else {
 		cause = vmamerge_stock_cause(m, merged);
 		vmamerge_count(m->mm, cause == VMAMERGE_CAUSE_AV_SAME ?

@@ -138,12 +138,14 @@ enum vmamerge_refusal vmamerge_check_swapcache(struct vmamerge_rewrite *rw,
 
 /* ---- transplanting (transplant.c) ---- */
 
-struct vm_area_struct *
-vmamerge_transplant_target(struct vm_area_struct *vma,
-			   enum vmamerge_refusal *refusal);
 enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 					      struct anon_vma *to,
 					      unsigned long *pages);
+enum vmamerge_refusal
+vmamerge_transplant_allowed(struct vm_area_struct *mover,
+			    struct vm_area_struct *owner);
+enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
+					      struct vm_area_struct *owner);
 
 /* ---- per-series helpers (kernel-<series>/rewrite_glue.c) ---- */
 
@@ -151,9 +153,12 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 void vmamerge_rg_vma_start_write(struct vm_area_struct *vma);
 /*
  * Merge @vma with its neighbours where the stock rules allow it, as
- * mprotect() without a flag change would: returns the merged VMA or NULL.
- * mmap_lock held for writing.
+ * mprotect() without a flag change would, through the merge decision
+ * point (path VMAMERGE_PATH_MREMAP_MOVE: with the transplant feature it
+ * may rehome VMAs first, reported in *@rehomed as VMAMERGE_REHOMED_*).
+ * Returns the merged VMA or NULL.  mmap_lock held for writing.
  */
-struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma);
+struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
+						  unsigned int *rehomed);
 
 #endif /* _VMAMERGE_PAGE_REWRITE_H */

@@ -103,73 +103,57 @@ static void vmamerge_refused(struct mm_struct *mm, struct vm_area_struct *vma,
 }
 
 /*
- * Transplant @vma into the anon_vma of a neighbour it would merge with
- * but for the anon_vma (transplant.c), then offer it to the merge logic.
- * @renumbered: whether this move renumbered it (the merge's cause).
+ * The merge that follows a move, through the decision point, which
+ * transplants where the feature allows; counted by what made it possible
+ * (the decision point leaves the cause of this path to us).
  */
-static void vmamerge_transplant_moved(struct mm_struct *mm,
-				      struct vm_area_struct *vma,
-				      bool renumbered)
+static void vmamerge_merge_moved(struct mm_struct *mm,
+				 struct vm_area_struct *vma, bool renumbered)
 {
-	unsigned long start = vma->vm_start, end = vma->vm_end, pages;
-	struct vm_area_struct *target;
-	enum vmamerge_refusal r;
+	unsigned int rehomed = 0;
 
-	target = vmamerge_transplant_target(vma, &r);
-	if (!target) {
-		if (r)
-			vmamerge_refused(mm, vma, r);
+	/* @vma may be freed by the merge: only the result is used */
+	if (!vmamerge_rg_merge_in_place(vma, &rehomed))
 		return;
-	}
-	vmamerge_rg_vma_start_write(vma);
-	r = vmamerge_transplant_vma(vma, target->anon_vma, &pages);
-	if (r) {
-		vmamerge_refused(mm, vma, r);
-		return;
-	}
-	vmamerge_count(mm, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
-	vmamerge_count(mm, VMAMERGE_C_PAGES_TRANSPLANTED, pages);
-	trace_vmamerge_rewrite(mm, start, end, vma->vm_pgoff, vma->vm_pgoff,
-			       true, pages);
-	if (vmamerge_rg_merge_in_place(vma))
-		vmamerge_count(mm, renumbered ? VMAMERGE_C_MERGE_BOTH :
-			       VMAMERGE_C_MERGE_TRANSPLANT, 1);
+	if (renumbered)
+		vmamerge_count(mm, rehomed ? VMAMERGE_C_MERGE_BOTH :
+			       VMAMERGE_C_MERGE_RENUMBER, 1);
+	else if (rehomed & VMAMERGE_REHOMED_TRANSPLANT)
+		vmamerge_count(mm, VMAMERGE_C_MERGE_TRANSPLANT, 1);
+	else if (rehomed)
+		vmamerge_count(mm, VMAMERGE_C_MERGE_ADOPT, 1);
 }
 
 /*
  * The VMA mremap() left at @new_addr: renumber it (if its pgoff is not
- * linear already) and offer it to the stock merge logic; if that finds no
- * partner and transplanting is on, try a neighbour with another anon_vma.
- * mmap_lock held for writing.
+ * linear already) and offer it to the merge logic, which with the
+ * transplant feature also joins neighbours with another anon_vma
+ * (transplant_merge.c).  mmap_lock held for writing.
  */
 static void vmamerge_renumber_moved(struct mm_struct *mm,
 				    struct vm_area_struct *vma)
 {
 	unsigned long start = vma->vm_start, end = vma->vm_end;
 	pgoff_t old = vma->vm_pgoff;
-	bool renumbered = false;
 	enum vmamerge_refusal r;
 	unsigned long pages;
 
-	if (old != start >> PAGE_SHIFT) {
-		r = vmamerge_renumber_vma(vma, &pages);
-		if (r) {
-			vmamerge_refused(mm, vma, r);
-			return;
-		}
-		renumbered = true;
-		vmamerge_count(mm, VMAMERGE_C_VMAS_RENUMBERED, 1);
-		vmamerge_count(mm, VMAMERGE_C_PAGES_RENUMBERED, pages);
-		trace_vmamerge_rewrite(mm, start, end, old, vma->vm_pgoff,
-				       false, pages);
-		/* @vma may be freed by the merge: only the result is used */
-		if (vmamerge_rg_merge_in_place(vma)) {
-			vmamerge_count(mm, VMAMERGE_C_MERGE_RENUMBER, 1);
-			return;
-		}
+	if (old == start >> PAGE_SHIFT) {
+		/* copy_vma() merged whatever the stock rules allow */
+		if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
+			vmamerge_merge_moved(mm, vma, false);
+		return;
 	}
-	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
-		vmamerge_transplant_moved(mm, vma, renumbered);
+	r = vmamerge_renumber_vma(vma, &pages);
+	if (r) {
+		vmamerge_refused(mm, vma, r);
+		return;
+	}
+	vmamerge_count(mm, VMAMERGE_C_VMAS_RENUMBERED, 1);
+	vmamerge_count(mm, VMAMERGE_C_PAGES_RENUMBERED, pages);
+	trace_vmamerge_rewrite(mm, start, end, old, vma->vm_pgoff, false,
+			       pages);
+	vmamerge_merge_moved(mm, vma, true);
 }
 
 void vmamerge_after_mremap_move(struct mm_struct *mm, unsigned long new_addr)

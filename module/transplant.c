@@ -3,7 +3,8 @@
  * Transplanting: move a VMA and its pages from its own anon_vma to the
  * anon_vma of a neighbour it could otherwise merge with (thesis §2.8), so
  * that the stock merge logic, which wants one anon_vma on both sides,
- * merges them.
+ * merges them.  Which VMA joins which is decided at the merge decision
+ * point (transplant_merge.c); this file does the moving.
  *
  * Only the simplest family shape is taken on, both sides unforked:
  *  - the VMA's chain has one entry, for its own anon_vma, which is a root
@@ -39,9 +40,7 @@
  * which anon_vma_free() waits for.
  */
 #include <linux/kernel.h>
-#include <linux/mempolicy.h>
 #include <linux/mm.h>
-#include <linux/mm_inline.h>
 #include <linux/rcupdate.h>
 #include <linux/rmap.h>
 #include <linux/slab.h>
@@ -92,54 +91,40 @@ static bool vmamerge_unforked(struct vm_area_struct *vma)
 				same_vma)->anon_vma == av;
 }
 
-/* Everything the stock merge compares, but the anon_vma. */
-static bool vmamerge_alike(struct vm_area_struct *a, struct vm_area_struct *b)
+/*
+ * vmamerge_transplant_allowed - may @mover's pages join the anon_vma of
+ * @owner?  Both families must have the shape described at the top of this
+ * file; otherwise VMAMERGE_R_SHARED.
+ */
+enum vmamerge_refusal
+vmamerge_transplant_allowed(struct vm_area_struct *mover,
+			    struct vm_area_struct *owner)
 {
-	return vma_is_anonymous(a) && vma_is_anonymous(b) &&
-	       !((a->vm_flags ^ b->vm_flags) & ~VM_SOFTDIRTY) &&
-	       !(a->vm_flags & VM_SPECIAL) &&
-	       mpol_equal(vma_policy(a), vma_policy(b)) &&
-	       a->vm_userfaultfd_ctx.ctx == b->vm_userfaultfd_ctx.ctx &&
-	       anon_vma_name(a) == anon_vma_name(b);
+	if (!vmamerge_unforked(mover) || !vmamerge_unforked(owner) ||
+	    READ_ONCE(mover->anon_vma->num_children) != 1)
+		return VMAMERGE_R_SHARED;
+	return VMAMERGE_R_NONE;
 }
 
 /*
- * vmamerge_transplant_target - the neighbour of @vma (prev first) that
- * would merge with it but for the anon_vma, and whose anon_vma @vma may
- * join; NULL if none.  *@refusal says why a candidate was turned down.
+ * vmamerge_adopt_anon_vma - give @vma, which has never had an anon_vma
+ * (no anonymous page), the anon_vma of @owner, as the stock merge code
+ * does for the VMA that grows over a faulted one (dup_anon_vma()): a
+ * chain entry for each of @owner's.  No page changes owner, so @owner's
+ * family may have forked children; @owner itself must be unforked, so
+ * that @vma's chain looks like a sibling's.  mmap_lock held for writing.
  */
-struct vm_area_struct *
-vmamerge_transplant_target(struct vm_area_struct *vma,
-			   enum vmamerge_refusal *refusal)
+enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
+					      struct vm_area_struct *owner)
 {
-	struct vm_area_struct *prev, *next, *cand[2];
-	int i;
-
-	*refusal = VMAMERGE_R_NONE;
-	if (!vma->anon_vma || find_vma_prev(vma->vm_mm, vma->vm_start,
-					    &prev) != vma)
-		return NULL;
-	next = find_vma(vma->vm_mm, vma->vm_end);
-	cand[0] = prev && prev->vm_end == vma->vm_start &&
-		  prev->vm_pgoff + vma_pages(prev) == vma->vm_pgoff ?
-		  prev : NULL;
-	cand[1] = next && next->vm_start == vma->vm_end &&
-		  vma->vm_pgoff + vma_pages(vma) == next->vm_pgoff ?
-		  next : NULL;
-	for (i = 0; i < 2; i++) {
-		struct vm_area_struct *t = cand[i];
-
-		if (!t || !t->anon_vma || t->anon_vma == vma->anon_vma ||
-		    !vmamerge_alike(vma, t))
-			continue;
-		if (!vmamerge_unforked(vma) || !vmamerge_unforked(t) ||
-		    READ_ONCE(vma->anon_vma->num_children) != 1) {
-			*refusal = VMAMERGE_R_SHARED;
-			continue;
-		}
-		return t;
-	}
-	return NULL;
+	if (vma->anon_vma || !vmamerge_unforked(owner))
+		return VMAMERGE_R_SHARED;
+	vmamerge_rg_vma_start_write(vma);
+	vma->anon_vma = owner->anon_vma;
+	/* on failure, anon_vma_clone() resets vma->anon_vma and the chain */
+	if (anon_vma_clone(vma, owner))
+		return VMAMERGE_R_NOMEM;
+	return VMAMERGE_R_NONE;
 }
 
 /*

@@ -90,6 +90,12 @@ enum vmamerge_path {
  * struct vmamerge_merge - one merge attempt, as seen by the decision point.
  * The glue fills it from the kernel's own arguments before the stock merge
  * logic runs.  @vma is NULL for a new range.
+ *
+ * @flags, @file, @policy, @uffd_ctx, @anon_name: the attributes the range
+ * will have, which the stock logic compares with each neighbour's.
+ * @no_right: the caller merges only to the left (6.12 brk: JUST_EXPAND).
+ * @rehomed: set by the decision point when it changed an anon_vma
+ * (transplant_merge.c), for the cause of the merge that follows.
  */
 struct vmamerge_merge {
 	struct mm_struct *mm;
@@ -101,14 +107,27 @@ struct vmamerge_merge {
 	unsigned long end;
 	pgoff_t pgoff;
 	struct anon_vma *anon_vma;
+	unsigned long flags;
+	struct file *file;
+	struct mempolicy *policy;
+	struct vm_userfaultfd_ctx uffd_ctx;
+	struct anon_vma_name *anon_name;
+	bool no_right;
+	unsigned int rehomed;	/* VMAMERGE_REHOMED_* */
 };
+
+#define VMAMERGE_REHOMED_TRANSPLANT	(1U << 0)	/* pages moved */
+#define VMAMERGE_REHOMED_ADOPT		(1U << 1)	/* an empty VMA joined */
 
 /*
  * vmamerge_merge_prepare - decision point, before the stock merge logic.
- * Called under mmap_lock held for writing, only for active mms.  Today it
- * only accounts; renumber/transplant will act here.
+ * Called under mmap_lock held for writing, only for active mms.  With the
+ * transplant feature it may give VMAs of the merge another anon_vma
+ * (transplant_merge.c) and then updates @m->anon_vma.
  */
 void vmamerge_merge_prepare(struct vmamerge_merge *m);
+/* transplant_merge.c: unify the anon_vmas of a merge that differs only there */
+void vmamerge_transplant_for_merge(struct vmamerge_merge *m);
 /* vmamerge_merge_done - the stock result (@merged NULL: no merge). */
 void vmamerge_merge_done(struct vmamerge_merge *m,
 			 struct vm_area_struct *merged);

@@ -36,5 +36,14 @@ struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
 			pgoff_t pgoff, struct mempolicy *policy,
 			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
 			struct anon_vma_name *anon_name);
+/* The same, for our own callers: their path, and what was rehomed. */
+struct vm_area_struct *vmamerge_61_vma_merge(struct mm_struct *mm,
+			struct vm_area_struct *prev, unsigned long addr,
+			unsigned long end, unsigned long vm_flags,
+			struct anon_vma *anon_vma, struct file *file,
+			pgoff_t pgoff, struct mempolicy *policy,
+			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
+			struct anon_vma_name *anon_name,
+			enum vmamerge_path path, unsigned int *rehomed);
 
 #endif /* _VMAMERGE_KERNEL_6_1_MIRRORS_H */

@@ -25,15 +25,18 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
  * replacement of it, kernel-6.1/vma_merge.c, so the decision point sees
  * the attempt).  NULL when nothing merged.
  */
-struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma)
+struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
+						  unsigned int *rehomed)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	struct vm_area_struct *prev;
 
 	if (find_vma_prev(mm, vma->vm_start, &prev) != vma)
 		return NULL;
-	return vmamerge_vma_merge(mm, prev, vma->vm_start, vma->vm_end,
-				  vma->vm_flags, vma->anon_vma, vma->vm_file,
-				  vma->vm_pgoff, vma_policy(vma),
-				  vma->vm_userfaultfd_ctx, anon_vma_name(vma));
+	return vmamerge_61_vma_merge(mm, prev, vma->vm_start, vma->vm_end,
+				     vma->vm_flags, vma->anon_vma,
+				     vma->vm_file, vma->vm_pgoff,
+				     vma_policy(vma), vma->vm_userfaultfd_ctx,
+				     anon_vma_name(vma),
+				     VMAMERGE_PATH_MREMAP_MOVE, rehomed);
 }

@@ -153,13 +153,18 @@ static void vmamerge_61_prepare(struct vmamerge_merge *m, struct mm_struct *mm,
 				struct vm_area_struct *mid,
 				struct vm_area_struct *next,
 				unsigned long addr, unsigned long end,
-				pgoff_t pgoff, struct anon_vma *anon_vma)
+				pgoff_t pgoff, struct anon_vma *anon_vma,
+				enum vmamerge_path path,
+				unsigned long vm_flags, struct file *file,
+				struct mempolicy *policy,
+				struct vm_userfaultfd_ctx uffd_ctx,
+				struct anon_vma_name *anon_name)
 {
 	struct vm_area_struct *vma = vmamerge_61_range_vma(prev, mid, addr);
 
 	*m = (struct vmamerge_merge) {
 		.mm = mm,
-		.path = VMAMERGE_PATH_VMA_MERGE,
+		.path = path,
 		.prev = prev,
 		.vma = vma,
 		.next = next != vma ? next : NULL,
@@ -167,26 +172,34 @@ static void vmamerge_61_prepare(struct vmamerge_merge *m, struct mm_struct *mm,
 		.end = end,
 		.pgoff = pgoff,
 		.anon_vma = anon_vma,
+		.flags = vm_flags,
+		.file = file,
+		.policy = policy,
+		.uffd_ctx = uffd_ctx,
+		.anon_name = anon_name,
 	};
 	vmamerge_merge_prepare(m);
 }
 
 /*
- * vmamerge_vma_merge - mirrors vma_merge(), mm/mmap.c:1021.
+ * vmamerge_61_vma_merge - mirrors vma_merge(), mm/mmap.c:1021.
  *
  * Given a range [addr, end) with the attributes (vm_flags, anon_vma, file,
  * pgoff, policy, uffd context, anon_name), merge it with its predecessor
  * @prev, its successor, or both, through __vma_adjust().  Returns the
  * resulting VMA or NULL.  The cases 1-8 are those of the comment above the
  * stock function.  mmap_lock must be held for writing.
+ * @path: the caller, for the decision point; @rehomed (may be NULL): what
+ * the decision point changed (VMAMERGE_REHOMED_*), for an active mm.
  */
-struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
+struct vm_area_struct *vmamerge_61_vma_merge(struct mm_struct *mm,
 			struct vm_area_struct *prev, unsigned long addr,
 			unsigned long end, unsigned long vm_flags,
 			struct anon_vma *anon_vma, struct file *file,
 			pgoff_t pgoff, struct mempolicy *policy,
 			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
-			struct anon_vma_name *anon_name)
+			struct anon_vma_name *anon_name,
+			enum vmamerge_path path, unsigned int *rehomed)
 {
 	pgoff_t pglen = (end - addr) >> PAGE_SHIFT;
 	struct vm_area_struct *mid, *next, *res;
@@ -216,7 +229,10 @@ struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
 	active = vmamerge_mm_active(mm);
 	if (unlikely(active)) {
 		vmamerge_61_prepare(&m, mm, prev, mid, next, addr, end, pgoff,
-				    anon_vma);
+				    anon_vma, path, vm_flags, file, policy,
+				    vm_userfaultfd_ctx, anon_name);
+		if (rehomed)
+			*rehomed = m.rehomed;
 		/* The decision point may have re-homed the range (mirrors.h). */
 		anon_vma = m.anon_vma;
 		pgoff = m.pgoff;
@@ -273,4 +289,18 @@ out:
 	if (unlikely(active))
 		vmamerge_merge_done(&m, res);
 	return res;
+}
+
+/* The replacement of vma_merge(): every caller of the kernel's. */
+struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
+			struct vm_area_struct *prev, unsigned long addr,
+			unsigned long end, unsigned long vm_flags,
+			struct anon_vma *anon_vma, struct file *file,
+			pgoff_t pgoff, struct mempolicy *policy,
+			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
+			struct anon_vma_name *anon_name)
+{
+	return vmamerge_61_vma_merge(mm, prev, addr, end, vm_flags, anon_vma,
+				     file, pgoff, policy, vm_userfaultfd_ctx,
+				     anon_name, VMAMERGE_PATH_VMA_MERGE, NULL);
 }

@@ -48,6 +48,14 @@ struct vm_area_struct *vmamerge_vma_modify_flags_uffd(struct vma_iterator *vmi,
 		unsigned long start, unsigned long end,
 		unsigned long new_flags, struct vm_userfaultfd_ctx new_ctx,
 		bool give_up_on_oom);
+/* vma_modify_flags() for our own callers: their path, what was rehomed */
+struct vm_area_struct *
+vmamerge_612_modify_flags_path(struct vma_iterator *vmi,
+			       struct vm_area_struct *prev,
+			       struct vm_area_struct *vma,
+			       unsigned long start, unsigned long end,
+			       unsigned long new_flags,
+			       enum vmamerge_path path, unsigned int *rehomed);
 
 /* vma_merge_new_range.c: replaces vma_merge_new_range() of mm/vma.c. */
 struct vm_area_struct *

@@ -27,7 +27,8 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
  * (our replacement of it, kernel-6.12/vma_modify.c, so the decision point
  * sees the attempt).  It returns @vma itself when nothing merged.
  */
-struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma)
+struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
+						  unsigned int *rehomed)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	unsigned long start = vma->vm_start, end = vma->vm_end;
@@ -37,8 +38,10 @@ struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma)
 	if (find_vma_prev(mm, start, &prev) != vma)
 		return NULL;
 	vma_iter_init(&vmi, mm, start);
-	merged = vmamerge_vma_modify_flags(&vmi, prev, vma, start, end,
-					   vma->vm_flags);
+	merged = vmamerge_612_modify_flags_path(&vmi, prev, vma, start, end,
+						vma->vm_flags,
+						VMAMERGE_PATH_MREMAP_MOVE,
+						rehomed);
 	if (IS_ERR(merged) || merged == vma)
 		return NULL;
 	return merged;

@@ -159,6 +159,12 @@ static void vmamerge_new_range_prepare(struct vmamerge_merge *m,
 		.end = vmg->end,
 		.pgoff = vmg->pgoff,
 		.anon_vma = vmg->anon_vma,
+		.flags = vmg->flags,
+		.file = vmg->file,
+		.policy = vmg->policy,
+		.uffd_ctx = vmg->uffd_ctx,
+		.anon_name = vmg->anon_name,
+		.no_right = vmg->merge_flags & VMG_FLAG_JUST_EXPAND,
 	};
 	vmamerge_merge_prepare(m);
 	/* The decision point may have re-homed the range (mirrors.h). */

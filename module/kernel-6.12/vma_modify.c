@@ -55,7 +55,8 @@ vmamerge_modify_next(const struct vma_merge_struct *vmg)
  * VMA or an error, and the decision point is told NULL.
  */
 static struct vm_area_struct *
-vmamerge_modify_active(struct vma_merge_struct *vmg, enum vmamerge_path path)
+vmamerge_modify_active(struct vma_merge_struct *vmg, enum vmamerge_path path,
+		       unsigned int *rehomed)
 {
 	struct vmamerge_merge m;
 	struct vm_area_struct *ret;
@@ -74,8 +75,15 @@ vmamerge_modify_active(struct vma_merge_struct *vmg, enum vmamerge_path path)
 		.end = vmg->end,
 		.pgoff = vmg->pgoff,
 		.anon_vma = vmg->anon_vma,
+		.flags = vmg->flags,
+		.file = vmg->file,
+		.policy = vmg->policy,
+		.uffd_ctx = vmg->uffd_ctx,
+		.anon_name = vmg->anon_name,
 	};
 	vmamerge_merge_prepare(&m);
+	if (rehomed)
+		*rehomed = m.rehomed;
 	/* The decision point may have re-homed the range (mirrors.h). */
 	vmg->anon_vma = m.anon_vma;
 	vmg->pgoff = m.pgoff;
@@ -92,7 +100,7 @@ vmamerge_modify(struct vma_merge_struct *vmg, enum vmamerge_path path)
 {
 	if (likely(!vmamerge_mm_active(vmg->mm)))
 		return vma_modify(vmg);
-	return vmamerge_modify_active(vmg, path);
+	return vmamerge_modify_active(vmg, path, NULL);
 }
 
 /* Mirrors vma_modify_flags(), mm/vma.c:1477. */
@@ -150,4 +158,24 @@ struct vm_area_struct *vmamerge_vma_modify_flags_uffd(struct vma_iterator *vmi,
 		vmg.give_up_on_oom = true;
 
 	return vmamerge_modify(&vmg, VMAMERGE_PATH_MODIFY_UFFD);
+}
+
+/*
+ * vmamerge_612_modify_flags_path - vma_modify_flags() for our own callers,
+ * with the decision point always consulted: their @path, and in *@rehomed
+ * what it changed (VMAMERGE_REHOMED_*).
+ */
+struct vm_area_struct *
+vmamerge_612_modify_flags_path(struct vma_iterator *vmi,
+			       struct vm_area_struct *prev,
+			       struct vm_area_struct *vma,
+			       unsigned long start, unsigned long end,
+			       unsigned long new_flags,
+			       enum vmamerge_path path, unsigned int *rehomed)
+{
+	VMAMERGE_VMG_VMA_STATE(vmg, vmi, prev, vma, start, end);
+
+	vmg.flags = new_flags;
+
+	return vmamerge_modify_active(&vmg, path, rehomed);
 }

@@ -123,7 +123,10 @@ struct vmamerge_config {
 	X(REFUSED_SWAP,		"refused_swap")				\
 	X(TIME_NS,		"time_ns")				\
 	X(REFUSED_NOMEM,	"refused_nomem")			\
-	X(REFUSED_UNSTABLE,	"refused_unstable")
+	X(REFUSED_UNSTABLE,	"refused_unstable")			\
+	X(MERGE_ADOPT,		"merge_adopt")				\
+	X(VMAS_ADOPTED,		"vmas_adopted")				\
+	X(REHOMED_UNMERGED,	"rehomed_unmerged")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {

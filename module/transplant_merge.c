@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Transplanting at the merge decision point: the in-place merge paths
+ * (mprotect, madvise, anon names, mlock, mbind, userfaultfd, mmap of a gap,
+ * the in-place mremap expansion; thesis §2.8).
+ *
+ * The stock logic merges a range [start, end) with the attributes in
+ * struct vmamerge_merge into the VMA before it (left) and/or the one after
+ * it (right) when attributes and file offsets continue and the anon_vmas
+ * are compatible.  Before it runs, this file makes the anon_vmas of the
+ * VMAs that would merge one and the same wherever the rest already allows
+ * the merge:
+ *  - a faulted VMA with another anon_vma is transplanted into the common
+ *    one (transplant.c), when both families are unforked and its pages
+ *    unshared;
+ *  - an anonymous VMA that never had an anon_vma adopts the common one.
+ *    The stock check refuses that merge when the VMA without anon_vma is
+ *    the neighbour: is_mergeable_anon_vma() looks for a chain of one entry
+ *    on the neighbour, whose chain is empty (upstream corrected this in
+ *    6.14, "mm: fix incorrectly disallowed anonymous VMA merges").  No
+ *    page moves.
+ * Then the stock logic decides, unchanged, with the new anon_vmas.  A step
+ * that is refused drops that side; the other side may still merge, which
+ * is the thesis's §3.3.3 rule (with a shared side, merge only in the
+ * direction that moves no shared page).
+ *
+ * Which VMA joins which anon_vma:
+ *  - an existing range (@m->vma: mprotect & co.): the range's VMA joins the
+ *    left neighbour's anon_vma, then the right neighbour joins the range's;
+ *    without a left merge, the range's VMA joins the right's (or, refused,
+ *    the right joins the range's);
+ *  - a new range (mmap of a gap, the mremap expansion): it has no pages;
+ *    the right neighbour joins the anon_vma of the range (the expansion) or
+ *    of the left neighbour (mmap).  A new range that brings an anon_vma
+ *    other than its left neighbour's (copy_vma() of an mremap move) is left
+ *    to the stock logic; the mremap hook handles the moved VMA afterwards.
+ *
+ * mmap_lock is held for writing throughout; each VMA whose anon_vma
+ * changes is write-locked first (6.12 per-VMA locks).
+ */
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/hugetlb.h>
+#include <linux/mempolicy.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/userfaultfd_k.h>
+
+#include "vmamerge.h"
+#include "page_rewrite.h"
+#include "trace.h"
+
+/*
+ * May @vma merge with a range of @m's attributes as far as everything but
+ * the anon_vma and the offsets goes?  The stock is_mergeable_vma() and
+ * policy tests of both series, for anonymous memory: no file, no vm_ops.
+ */
+static bool vmamerge_attrs_match(const struct vmamerge_merge *m,
+				 struct vm_area_struct *vma)
+{
+	return !m->file && vma_is_anonymous(vma) &&
+	       !(m->flags & (VM_SPECIAL | VM_SHARED)) &&
+	       !((vma->vm_flags ^ m->flags) & ~VM_SOFTDIRTY) &&
+	       mpol_equal(m->policy, vma_policy(vma)) &&
+	       is_mergeable_vm_userfaultfd_ctx(vma, m->uffd_ctx) &&
+	       anon_vma_name_eq(anon_vma_name(vma), m->anon_name);
+}
+
+/* The VMA before the range, if it would merge but for the anon_vma. */
+static struct vm_area_struct *vmamerge_left(const struct vmamerge_merge *m)
+{
+	struct vm_area_struct *prev = m->prev;
+
+	if (!prev || prev == m->vma || prev->vm_end != m->start ||
+	    prev->vm_pgoff + vma_pages(prev) != m->pgoff)
+		return NULL;
+	return vmamerge_attrs_match(m, prev) ? prev : NULL;
+}
+
+/*
+ * The VMA after the range, likewise.  The stock logic looks right only
+ * when an existing range ends where its VMA ends.
+ */
+static struct vm_area_struct *vmamerge_right(const struct vmamerge_merge *m)
+{
+	struct vm_area_struct *next = m->next;
+
+	if (!next || next == m->vma || m->no_right ||
+	    next->vm_start != m->end ||
+	    (m->vma && m->end != m->vma->vm_end) ||
+	    m->pgoff + PHYS_PFN(m->end - m->start) != next->vm_pgoff)
+		return NULL;
+	return vmamerge_attrs_match(m, next) ? next : NULL;
+}
+
+/* A VMA whose own anon_vma could move: private anonymous, not special. */
+static bool vmamerge_movable(struct vm_area_struct *vma)
+{
+	return vma_is_anonymous(vma) && !is_vm_hugetlb_page(vma) &&
+	       !(vma->vm_flags & (VM_SPECIAL | VM_SHARED));
+}
+
+static void vmamerge_tm_refused(struct vmamerge_merge *m,
+				struct vm_area_struct *vma,
+				enum vmamerge_refusal r)
+{
+	vmamerge_count(m->mm, vmamerge_refusal_counter(r), 1);
+	trace_vmamerge_refuse(m->mm, m->path, vma->vm_start, vma->vm_end, r);
+}
+
+/*
+ * vmamerge_join - make @owner's anon_vma the anon_vma of @vma: adopt it
+ * if @vma has none, transplant @vma and its pages otherwise.  Returns
+ * whether @vma now has it; a refusal is counted and traced.
+ */
+static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
+			  struct vm_area_struct *owner)
+{
+	unsigned long pages = 0;
+	enum vmamerge_refusal r;
+
+	if (vma->anon_vma == owner->anon_vma)
+		return true;
+	if (!owner->anon_vma || !vmamerge_movable(vma)) {
+		r = VMAMERGE_R_SPECIAL;
+	} else if (!vma->anon_vma) {
+		r = vmamerge_adopt_anon_vma(vma, owner);
+		if (!r) {
+			m->rehomed |= VMAMERGE_REHOMED_ADOPT;
+			vmamerge_count(m->mm, VMAMERGE_C_VMAS_ADOPTED, 1);
+		}
+	} else {
+		r = vmamerge_transplant_allowed(vma, owner);
+		if (!r) {
+			vmamerge_rg_vma_start_write(vma);
+			r = vmamerge_transplant_vma(vma, owner->anon_vma,
+						    &pages);
+		}
+		if (!r) {
+			m->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;
+			vmamerge_count(m->mm, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
+			vmamerge_count(m->mm, VMAMERGE_C_PAGES_TRANSPLANTED,
+				       pages);
+			trace_vmamerge_rewrite(m->mm, vma->vm_start,
+					       vma->vm_end, vma->vm_pgoff,
+					       vma->vm_pgoff, true, pages);
+		}
+	}
+	if (r) {
+		vmamerge_tm_refused(m, vma, r);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Would the stock logic accept anon_vma @av for a range next to @nb?  Its
+ * is_mergeable_anon_vma() with @nb as the VMA whose chain is looked at.
+ */
+static bool vmamerge_stock_anon_ok(struct anon_vma *av,
+				   struct vm_area_struct *nb)
+{
+	if ((!av || !nb->anon_vma) && list_is_singular(&nb->anon_vma_chain))
+		return true;
+	return av == nb->anon_vma;
+}
+
+/* ... and for two neighbours that both merge (are_anon_vmas_compatible()) */
+static bool vmamerge_stock_pair_ok(struct vm_area_struct *a,
+				   struct vm_area_struct *b)
+{
+	return !a->anon_vma || !b->anon_vma || a->anon_vma == b->anon_vma;
+}
+
+/*
+ * An existing range in @vma with its left neighbour @left: make their
+ * anon_vmas agree.  Returns the VMA whose anon_vma both now carry (NULL if
+ * neither has one), or ERR_PTR if the left merge stays refused.
+ */
+static struct vm_area_struct *vmamerge_unify_left(struct vmamerge_merge *m,
+						  struct vm_area_struct *vma,
+						  struct vm_area_struct *left)
+{
+	struct vm_area_struct *owner = left->anon_vma ? left :
+				       vma->anon_vma ? vma : NULL;
+
+	if (vmamerge_stock_anon_ok(vma->anon_vma, left))
+		return owner;
+	/* the side with an anon_vma gives it to the other */
+	if (left->anon_vma ? vmamerge_join(m, vma, left) :
+			     vmamerge_join(m, left, vma))
+		return owner;
+	return ERR_PTR(-EBUSY);
+}
+
+/*
+ * An existing range in @vma: join the left neighbour, then bring the right
+ * one in; see the top of this file.
+ */
+static void vmamerge_unify_existing(struct vmamerge_merge *m,
+				    struct vm_area_struct *vma,
+				    struct vm_area_struct *left,
+				    struct vm_area_struct *right)
+{
+	struct vm_area_struct *owner = NULL;
+
+	if (left) {
+		owner = vmamerge_unify_left(m, vma, left);
+		if (IS_ERR(owner)) {
+			left = NULL;
+			owner = NULL;
+		}
+	}
+	if (!right)
+		return;
+	if (vmamerge_stock_anon_ok(vma->anon_vma, right) &&
+	    (!left || vmamerge_stock_pair_ok(left, right)))
+		return;
+	if (left) {
+		/* vma and left carry owner's anon_vma: right must too */
+		if (owner)
+			vmamerge_join(m, right, owner);
+	} else if (!right->anon_vma) {
+		vmamerge_join(m, right, vma);
+	} else if (!vmamerge_join(m, vma, right) && vma->anon_vma) {
+		vmamerge_join(m, right, vma);
+	}
+}
+
+/* A new range: bring the right neighbour into the left one's anon_vma. */
+static void vmamerge_unify_new(struct vmamerge_merge *m,
+			       struct vm_area_struct *left,
+			       struct vm_area_struct *right)
+{
+	if (!left || !right || !left->anon_vma ||
+	    (m->anon_vma && m->anon_vma != left->anon_vma))
+		return;
+	/*
+	 * A range without pages next to an unfaulted right neighbour merges
+	 * in the stock logic; one with the left's anon_vma (the expansion)
+	 * must give it to the right one.
+	 */
+	if (!right->anon_vma && !m->anon_vma)
+		return;
+	vmamerge_join(m, right, left);
+}
+
+void vmamerge_transplant_for_merge(struct vmamerge_merge *m)
+{
+	struct vm_area_struct *left = vmamerge_left(m);
+	struct vm_area_struct *right = vmamerge_right(m);
+
+	if (!left && !right)
+		return;
+	if (m->vma) {
+		if (!vmamerge_movable(m->vma))
+			return;
+		vmamerge_unify_existing(m, m->vma, left, right);
+		/* the range is part of m->vma: it carries its anon_vma */
+		m->anon_vma = m->vma->anon_vma;
+	} else {
+		vmamerge_unify_new(m, left, right);
+	}
+}
