@@ -336,6 +336,20 @@ static long smaps_kb(const char *p, const char *name)
 	return kb;
 }
 
+/* pages of [p, p + n pages) in memory: mapped or in the swap cache */
+static long resident(char *p, unsigned long n)
+{
+	unsigned char vec[16];
+	unsigned long i;
+	long r = 0;
+
+	if (n > sizeof(vec) || mincore(p, n * PG, vec))
+		return -1;
+	for (i = 0; i < n; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
 /* ---- counters (global, from debugfs; this test runs alone) ---- */
 
 enum {
@@ -994,8 +1008,8 @@ static void t_pair(const struct ipath *p, enum variant v)
 	};
 	struct holder h = { .pid = -1 };
 	char ctx[160], one[32], two[64], run[16] = "";
+	long kb, mpages = mn;
 	struct snap s;
-	long kb;
 
 	snprintf(ctx, sizeof(ctx), "%s%s", p->name, vnames[v]);
 	snprintf(one, sizeof(one), "0-%lu", nn + mn);
@@ -1045,6 +1059,13 @@ static void t_pair(const struct ipath *p, enum variant v)
 		kb = smaps_kb(r.mv, "Swap:");
 		if (kb <= 0)
 			diag("%s: nothing swapped out (Swap: %ld kB)", ctx, kb);
+		/*
+		 * Only folios are rewritten: a swap PTE without a swap-cache
+		 * folio carries no anon_vma (swap-in takes the VMA's).
+		 */
+		mpages = resident(r.mv, mn);
+		diag("%s: %ld of %lu pages resident (mapped or swap cache)",
+		     ctx, mpages, mn);
 	}
 	expect_shape(ctx, two);
 	expect_avs(ctx, v == V_KSM ? "abc" : "ab");
@@ -1063,8 +1084,8 @@ static void t_pair(const struct ipath *p, enum variant v)
 		expect_transplanted(ctx, &s, 0, 0, 0);
 		expect_c(ctx, &s, C_R_KSM, 1);
 	} else {
-		expect_transplanted(ctx, &s, refused ? 0 : 1, refused ? 0 : mn,
-				    refused);
+		expect_transplanted(ctx, &s, refused ? 0 : 1,
+				    refused ? 0 : mpages, refused);
 	}
 	if (v == V_THP)
 		expect_c(ctx, &s, C_R_THP, 0);
