@@ -1059,6 +1059,9 @@ static void t_pair(const struct ipath *p, enum variant v)
 		kb = smaps_kb(r.mv, "Swap:");
 		if (kb <= 0)
 			diag("%s: nothing swapped out (Swap: %ld kB)", ctx, kb);
+		/* the first page back in: mapped and swap PTEs mixed */
+		if (check(r.mv, mvtag))
+			diag("%s: the first page differs after the swap-in", ctx);
 		/*
 		 * Only folios are rewritten: a swap PTE without a swap-cache
 		 * folio carries no anon_vma (swap-in takes the VMA's).
@@ -1075,6 +1078,11 @@ static void t_pair(const struct ipath *p, enum variant v)
 		goto out;
 	}
 	expect_layout(ctx, p->path, refused ? two : one, two);
+	/* a refusal leaves both anon_vmas as they were */
+	if (!tp_on() || refused)
+		expect_avs(ctx, v == V_KSM ? "abc" : "ab");
+	else
+		expect_avs(ctx, "a");
 	if (v == V_THP) {
 		kb = smaps_kb(r.mv, "AnonHugePages:");
 		ok(kb == (tp_on() ? 4096 : 2048),
@@ -1111,24 +1119,40 @@ out:
 
 /* ---- three VMAs ---- */
 
+enum { T_NONE, T_X_EMPTY, T_X_SHARED, T_R_SHARED };
+
+static const char *const tnames[] = {
+	"three anon_vmas", "empty, between two anon_vmas",
+	"three anon_vmas, X shared with a child",
+	"three anon_vmas, R shared with a child",
+};
+
 /*
- * L | X | R with three anon_vmas (@x_empty: X never written, two); the
+ * L | X | R with three anon_vmas (T_X_EMPTY: X never written, two); the
  * call under test makes X mergeable with both: one VMA, X and R in L's
  * anon_vma.  The stock kernel merges an empty X into L only: L and R
- * cannot share an anon_vma.
+ * cannot share an anon_vma.  With one of them forked (the others written
+ * after the fork) a refused step drops that side only:
+ *  - R shared: X joins L, R stays;
+ *  - X shared: X cannot join L nor R (two refusals), R joins X instead.
  */
-static void t_three(const struct ipath *p, int x_empty)
+static void t_three(const struct ipath *p, int kind)
 {
 	struct region r = {
 		.nb = pg(0), .nlen = PG, .mv = pg(1), .mlen = 2 * PG,
 		.all = pg(0), .alen = 4 * PG,
 	};
-	const char *stockl = x_empty ? "0-3 3-4" : "0-1 1-3 3-4";
+	static const char *const merged[] = {
+		"0-4", "0-4", "0-1 1-4", "0-3 3-4",
+	};
+	static const long vmas[] = { 2, 1, 1, 1 }, pages[] = { 3, 1, 1, 2 };
+	static const long shared[] = { 0, 0, 2, 1 };
+	const char *stockl = kind == T_X_EMPTY ? "0-3 3-4" : "0-1 1-3 3-4";
+	struct holder h = { .pid = -1 };
 	char ctx[160];
 	struct snap s;
 
-	snprintf(ctx, sizeof(ctx), "%s, %s", p->name,
-		 x_empty ? "empty, between two anon_vmas" : "three anon_vmas");
+	snprintf(ctx, sizeof(ctx), "%s, %s", p->name, tnames[kind]);
 	snap_take(&s);
 	if (map_pages(0, 4)) {
 		ok(0, "%s: mmap", ctx);
@@ -1136,36 +1160,56 @@ static void t_three(const struct ipath *p, int x_empty)
 	}
 	if (setup_step(ctx, "prep", p->prep(&r)))
 		goto out;
+	/* the shared one first, then the fork, then the others */
+	if (kind == T_X_SHARED || kind == T_R_SHARED) {
+		nkid = 0;
+		if (kind == T_X_SHARED) {
+			fill_pages(1, 2, MV_TAG);
+			kid_expect(1, 2, MV_TAG);
+			kid_expect(3, 1, 0);
+		} else {
+			fill_pages(3, 1, R_TAG);
+			kid_expect(3, 1, R_TAG);
+			kid_expect(1, 2, 0);
+		}
+		kid_expect(0, 1, 0);
+		if (hold_child(&h)) {
+			ok(0, "%s: fork", ctx);
+			goto out;
+		}
+	}
 	fill_pages(0, 1, NB_TAG);
-	if (!x_empty)
+	if (kind != T_X_EMPTY && kind != T_X_SHARED)
 		fill_pages(1, 2, MV_TAG);
-	fill_pages(3, 1, R_TAG);
+	if (kind != T_R_SHARED)
+		fill_pages(3, 1, R_TAG);
 	if (p->after && setup_step(ctx, "after", p->after(&r)))
 		goto out;
 	expect_shape(ctx, "0-1 1-3 3-4");
-	expect_avs(ctx, x_empty ? "a-b" : "abc");
+	expect_avs(ctx, kind == T_X_EMPTY ? "a-b" : "abc");
 	verified(ctx);
 	if (p->op(&r)) {
 		ok(0, "%s: the call: %s", ctx, strerror(errno));
 		goto out;
 	}
-	expect_layout(ctx, p->path, "0-4", stockl);
+	expect_layout(ctx, p->path, merged[kind], stockl);
 	/*
 	 * X empty: the stock merge gives X L's anon_vma itself; only R needs
 	 * a transplant.
 	 */
-	expect_transplanted(ctx, &s, x_empty ? 1 : 2, x_empty ? 1 : 3, 0);
+	expect_transplanted(ctx, &s, vmas[kind], pages[kind], shared[kind]);
 	verified(ctx);
 	expect_pages(ctx, "L", 0, 1, NB_TAG);
-	expect_pages(ctx, "X", 1, 2, x_empty ? 0 : MV_TAG);
+	expect_pages(ctx, "X", 1, 2, kind == T_X_EMPTY ? 0 : MV_TAG);
 	expect_pages(ctx, "R", 3, 1, R_TAG);
 	verified(ctx);
-	if (x_empty) {
+	if (kind == T_X_EMPTY) {
 		fill_pages(1, 2, NEW_TAG);
 		expect_pages(ctx, "X written after the merge", 1, 2, NEW_TAG);
 		verified(ctx);
 	}
 out:
+	release_child(&h, ctx);
 	finish(p);
 }
 
@@ -1507,13 +1551,13 @@ static void t_migrating(const char *migrate)
 	}
 	for (i = 0; i < rounds && !bad; i++) {
 		snap_take(&s);
-		if (map_pages(0, 3) || madvise(pg(1), 2 * PG, MADV_DONTDUMP)) {
+		if (map_pages(0, 15) || madvise(pg(1), 14 * PG, MADV_DONTDUMP)) {
 			bad = 1;
 			break;
 		}
 		fill_pages(0, 1, NB_TAG);
-		fill_pages(1, 2, MV_TAG);
-		if (madvise(pg(1), 2 * PG, MADV_DODUMP)) {
+		fill_pages(1, 14, MV_TAG);
+		if (madvise(pg(1), 14 * PG, MADV_DODUMP)) {
 			bad = 2;
 			break;
 		}
@@ -1524,10 +1568,10 @@ static void t_migrating(const char *migrate)
 			d_busy = counter("refused_busy") - s.v[C_R_BUSY];
 			d_tp = counter("merge_transplant") - s.v[C_MERGE_TP];
 		}
-		if (tp_on() && !strcmp(got, "0-3") && !d_mig && !d_busy &&
+		if (tp_on() && !strcmp(got, "0-15") && !d_mig && !d_busy &&
 		    d_tp == 1) {
 			nmerged++;
-		} else if (!strcmp(got, "0-1 1-3") && !d_tp &&
+		} else if (!strcmp(got, "0-1 1-15") && !d_tp &&
 			   d_mig + d_busy == (tp_on() ? 1 : 0)) {
 			nrefused++;
 		} else {
@@ -1536,7 +1580,7 @@ static void t_migrating(const char *migrate)
 			bad = 3;
 		}
 		if (!bad && (bad_page(0, 1, NB_TAG) >= 0 ||
-			     bad_page(1, 2, MV_TAG) >= 0))
+			     bad_page(1, 14, MV_TAG) >= 0))
 			bad = 4;
 		if (!bad && vm_verify_self_ok("migrating") != 1)
 			bad = 5;
@@ -1602,9 +1646,9 @@ int main(int argc, char **argv)
 		t_pair(p, V_LEFT);
 		t_pair(p, V_SHARED);
 		if (!(p->flags & PF_NB_PREP)) {
-			t_three(p, 0);
+			t_three(p, T_NONE);
 			if (!(p->flags & PF_POP_MV))
-				t_three(p, 1);
+				t_three(p, T_X_EMPTY);
 		}
 		for (mv_first = 0; mv_first < 2; mv_first++)
 			for (mv_empty = 0; mv_empty < 2; mv_empty++)
@@ -1617,6 +1661,10 @@ int main(int argc, char **argv)
 	t_pair(p_mprotect, V_THP);
 	t_pair(p_madvise, V_THP);
 	t_pair(p_madvise, V_KSM);
+	t_three(p_mprotect, T_X_SHARED);
+	t_three(p_madvise, T_X_SHARED);
+	t_three(p_mprotect, T_R_SHARED);
+	t_three(p_madvise, T_R_SHARED);
 	for (mv_first = 0; mv_first < 2; mv_first++) {
 		t_adopt(p_mprotect, mv_first, 0, 1);
 		t_adopt(p_madvise, mv_first, 0, 1);
