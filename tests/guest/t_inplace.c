@@ -58,6 +58,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define PG		4096UL
 #define HPG		(2UL << 20)
 #define WIN_PAGES	2048UL		/* 8 MiB window */
@@ -1064,7 +1065,9 @@ static void t_pair(const struct ipath *p, enum variant v)
 			diag("%s: the first page differs after the swap-in", ctx);
 		/*
 		 * Only folios are rewritten: a swap PTE without a swap-cache
-		 * folio carries no anon_vma (swap-in takes the VMA's).
+		 * folio carries no anon_vma (swap-in takes the VMA's).  Exact
+		 * with the guests' zram: a synchronous device swaps in without
+		 * readahead, so no unmapped swap-cache folio is counted here.
 		 */
 		mpages = resident(r.mv, mn);
 		diag("%s: %ld of %lu pages resident (mapped or swap cache)",
@@ -1237,7 +1240,6 @@ static void t_adopt(const struct ipath *p, int mv_first, int mv_empty,
 	struct holder h = { .pid = -1 };
 	char ctx[160], two[32];
 	struct snap s;
-	long d;
 
 	if ((mv_empty && (p->flags & PF_POP_MV)) ||
 	    (!mv_empty && (p->flags & PF_POP_NB)))
@@ -1277,12 +1279,9 @@ static void t_adopt(const struct ipath *p, int mv_first, int mv_empty,
 	}
 	/* the stock kernel merges an empty mover, refuses an empty neighbour */
 	expect_layout(ctx, p->path, "0-3", mv_empty ? "0-3" : two);
+	/* adoption only where the stock check refuses */
 	expect_c(ctx, &s, C_MERGE_AD, mv_empty ? 0 : 1);
-	if (!mv_empty)
-		expect_c(ctx, &s, C_VMAS_AD, 1);
-	else if (!nostats && (d = delta(ctx, &s, C_VMAS_AD)) != C_BAD && d)
-		diag("%s: vmas_adopted +%ld for a merge the stock kernel makes",
-		     ctx, d);
+	expect_c(ctx, &s, C_VMAS_AD, mv_empty ? 0 : 1);
 	expect_c(ctx, &s, C_MERGE_TP, 0);
 	expect_c(ctx, &s, C_VMAS_TP, 0);
 	expect_c(ctx, &s, C_R_SHARED, 0);
@@ -1545,7 +1544,7 @@ static void t_migrating(const char *migrate)
 	snprintf(arg[2], sizeof(arg[2]), "%lx", (unsigned long)pg(16));
 	mig = fork();
 	if (mig == 0) {
-		execl(migrate, migrate, "-i", "1", "-k", "0", arg[0], arg[1],
+		execl(migrate, migrate, "-i", "0", "-k", "0", arg[0], arg[1],
 		      arg[2], (char *)NULL);
 		_exit(127);
 	}
@@ -1639,7 +1638,7 @@ int main(int argc, char **argv)
 		l--;
 	snprintf(migrate + l, sizeof(migrate) - l, "t_migrate");
 
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(paths); i++) {
 		const struct ipath *p = &paths[i];
 
 		t_pair(p, V_PLAIN);
