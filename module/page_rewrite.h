@@ -154,11 +154,12 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma);
 /*
  * Merge @vma with its neighbours where the stock rules allow it, as
  * mprotect() without a flag change would, through the merge decision
- * point (path VMAMERGE_PATH_MREMAP_MOVE: with the transplant feature it
- * may rehome VMAs first, reported in *@rehomed as VMAMERGE_REHOMED_*).
+ * point (as @path: with the transplant feature it may rehome VMAs first,
+ * reported in *@rehomed as VMAMERGE_REHOMED_*; @rehomed may be NULL).
  * Returns the merged VMA or NULL.  mmap_lock held for writing.
  */
 struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
+						  enum vmamerge_path path,
 						  unsigned int *rehomed);
 
 #endif /* _VMAMERGE_PAGE_REWRITE_H */

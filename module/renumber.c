@@ -113,7 +113,8 @@ static void vmamerge_merge_moved(struct mm_struct *mm,
 	unsigned int rehomed = 0;
 
 	/* @vma may be freed by the merge: only the result is used */
-	if (!vmamerge_rg_merge_in_place(vma, &rehomed))
+	if (!vmamerge_rg_merge_in_place(vma, VMAMERGE_PATH_MREMAP_MOVE,
+					&rehomed))
 		return;
 	if (renumbered)
 		vmamerge_count(mm, rehomed ? VMAMERGE_C_MERGE_BOTH :

@@ -262,3 +262,22 @@ void vmamerge_transplant_for_merge(struct vmamerge_merge *m)
 		vmamerge_unify_new(m, left, right);
 	}
 }
+
+/*
+ * vmamerge_after_mmap - 6.1's mmap() of an anonymous private range
+ * returned @addr (kernel-6.1/mmap_syscall.c): offer the VMA there to the
+ * merge logic through the decision point, which joins a neighbour with
+ * another anon_vma.  Takes mmap_lock; whatever is at @addr by then is
+ * taken as it is.  Counted as any merge of the decision point.
+ */
+void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr)
+{
+	struct vm_area_struct *vma;
+
+	if (mmap_write_lock_killable(mm))
+		return;
+	vma = vma_lookup(mm, addr);
+	if (vma && vmamerge_movable(vma))
+		vmamerge_rg_merge_in_place(vma, VMAMERGE_PATH_MMAP, NULL);
+	mmap_write_unlock(mm);
+}

@@ -83,6 +83,7 @@ enum vmamerge_path {
 	VMAMERGE_PATH_NEW_RANGE,	/* mmap, brk, mremap expand/move */
 	VMAMERGE_PATH_VMA_MERGE,	/* 6.1: any caller of vma_merge() */
 	VMAMERGE_PATH_MREMAP_MOVE,	/* ours: after an mremap() move */
+	VMAMERGE_PATH_MMAP,		/* ours, 6.1: after an anonymous mmap() */
 	VMAMERGE_NR_PATHS
 };
 
@@ -128,6 +129,8 @@ struct vmamerge_merge {
 void vmamerge_merge_prepare(struct vmamerge_merge *m);
 /* transplant_merge.c: unify the anon_vmas of a merge that differs only there */
 void vmamerge_transplant_for_merge(struct vmamerge_merge *m);
+/* ... and offer a new anonymous mapping at @addr to the merge logic (6.1) */
+void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr);
 /* vmamerge_merge_done - the stock result (@merged NULL: no merge). */
 void vmamerge_merge_done(struct vmamerge_merge *m,
 			 struct vm_area_struct *merged);

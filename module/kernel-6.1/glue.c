@@ -33,5 +33,9 @@ struct klp_func vmamerge_glue_funcs[] = {
 		.old_name = "__x64_sys_mremap",
 		.new_func = vmamerge_x64_sys_mremap,
 	},
+	{
+		.old_name = "__x64_sys_mmap",
+		.new_func = vmamerge_61_x64_sys_mmap,
+	},
 	{ }
 };

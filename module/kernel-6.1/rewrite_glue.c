@@ -26,6 +26,7 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
  * the attempt).  NULL when nothing merged.
  */
 struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
+						  enum vmamerge_path path,
 						  unsigned int *rehomed)
 {
 	struct mm_struct *mm = vma->vm_mm;
@@ -38,5 +39,5 @@ struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
 				     vma->vm_file, vma->vm_pgoff,
 				     vma_policy(vma), vma->vm_userfaultfd_ctx,
 				     anon_vma_name(vma),
-				     VMAMERGE_PATH_MREMAP_MOVE, rehomed);
+				     path, rehomed);
 }

@@ -28,6 +28,7 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
  * sees the attempt).  It returns @vma itself when nothing merged.
  */
 struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
+						  enum vmamerge_path path,
 						  unsigned int *rehomed)
 {
 	struct mm_struct *mm = vma->vm_mm;
@@ -40,8 +41,7 @@ struct vm_area_struct *vmamerge_rg_merge_in_place(struct vm_area_struct *vma,
 	vma_iter_init(&vmi, mm, start);
 	merged = vmamerge_612_modify_flags_path(&vmi, prev, vma, start, end,
 						vma->vm_flags,
-						VMAMERGE_PATH_MREMAP_MOVE,
-						rehomed);
+						path, rehomed);
 	if (IS_ERR(merged) || merged == vma)
 		return NULL;
 	return merged;

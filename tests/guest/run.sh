@@ -226,11 +226,14 @@ diff_loaded() {
 		run t_diff -o -n "$NOPS" -m "$TMP/on.$_s" "$_s"
 		diag "seed $_s: $(wc -l <"$TMP/base.$_s") VMA lines without the module, $(wc -l <"$TMP/on.$_s") with the features on"
 	done
+	# mode always with the features off: the hooks alone change nothing
+	# (the features change layouts by design, also in place since issue 4)
 	_s=${SEEDS%% *}
+	wr none "$DBG/features"
 	wr always "$DBG/mode"
 	run t_diff -n "$NOPS" -m "$TMP/always.$_s" "$_s"
 	diffcmp "$TMP/base.$_s" "$TMP/always.$_s" \
-		"differential seed $_s: mode always, not opted in == no module (milestone 1)"
+		"differential seed $_s: mode always, features off, not opted in == no module (milestone 1)"
 	wr optin "$DBG/mode"
 	wr all "$DBG/features"
 	if [ "$(cat "$DBG/mode")" = "always [optin] never" ] &&
