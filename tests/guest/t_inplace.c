@@ -14,9 +14,9 @@
  * Paths: mprotect, pkey_mprotect, madvise, prctl(PR_SET_VMA_ANON_NAME),
  * mlock/munlock/mlockall/munlockall, mbind, set_mempolicy_home_node,
  * userfaultfd (un)register, mremap expanding in place, mmap of a gap
- * (6.12 only), brk.  Every case: the exact VMA layout of the window,
- * every page read back byte-exact, the rmap verifier after every step,
- * the counters that must move.
+ * (6.1: through a hook after the syscall), brk.  Every case: the exact
+ * VMA layout of the window, every page read back byte-exact, the rmap
+ * verifier after every step, the counters that must move.
  *
  * usage: t_inplace [-o] [-r | -s]
  *   -o  opt this process in first
@@ -1390,18 +1390,19 @@ static const char *const gnames[] = {
 
 /*
  * L = page 0, R = page 2 (two anon_vmas), a new mapping at page 1.  The
- * stock kernel merges it with one side (6.1: R, its own expansion code;
- * 6.12: L) unless the anon_vmas allow both; an empty L refuses on 6.1
- * (the empty neighbour's chain again).  The module handles the gap on
- * 6.12 only: on 6.1 every mode has the stock layout.
+ * stock kernel merges it with one side only (6.1: R, through its own
+ * expansion code; 6.12: L) unless the anon_vmas allow both, and an empty
+ * L refuses on 6.1 (the empty neighbour's chain again).  With transplant
+ * on, both kernels end with one VMA (6.1: after the syscall, the new
+ * range, merged with R, joins L's anon_vma, or an empty L adopts R's).
  */
 static void t_gap(int kind)
 {
 	unsigned int ltag = kind == G_L_EMPTY ? 0 : NB_TAG;
 	unsigned int rtag = kind == G_R_EMPTY ? 0 : R_TAG;
-	const char *stockl, *merged;
+	int adopt = is61 && kind == G_L_EMPTY;
 	struct holder h = { .pid = -1 };
-	int gain = !is61 && (kind == G_BOTH);
+	const char *stockl;
 	char ctx[160];
 	struct snap s;
 
@@ -1409,7 +1410,6 @@ static void t_gap(int kind)
 		stockl = "0-3";
 	else
 		stockl = is61 ? "0-1 1-3" : "0-2 2-3";
-	merged = gain ? "0-3" : stockl;
 	snprintf(ctx, sizeof(ctx), "mmap gap%s", gnames[kind]);
 	snap_take(&s);
 	if (map_pages(0, 1) || map_pages(2, 1)) {
@@ -1436,9 +1436,17 @@ static void t_gap(int kind)
 		ok(0, "%s: mmap of the gap: %s", ctx, strerror(errno));
 		goto out;
 	}
-	expect_layout(ctx, P_MMAP, merged, stockl);
-	expect_transplanted(ctx, &s, gain, gain,
-			    !is61 && kind == G_SHARED);
+	expect_layout(ctx, P_MMAP, kind == G_SHARED ? stockl : "0-3", stockl);
+	if (adopt) {
+		expect_c(ctx, &s, C_MERGE_AD, 1);
+		expect_c(ctx, &s, C_VMAS_AD, 1);
+		expect_c(ctx, &s, C_VMAS_TP, 0);
+		expect_c(ctx, &s, C_MERGE_TP, 0);
+		expect_c(ctx, &s, C_UNMERGED, 0);
+	} else {
+		expect_transplanted(ctx, &s, kind == G_BOTH, kind == G_BOTH,
+				    kind == G_SHARED);
+	}
 	verified(ctx);
 	expect_pages(ctx, "L", 0, 1, ltag);
 	expect_pages(ctx, "the new page", 1, 1, 0);
