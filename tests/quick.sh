@@ -7,6 +7,9 @@
 #   bash tests/quick.sh RELEASE 'GUEST COMMANDS'
 #   e.g. bash tests/quick.sh 6.12.117+deb12-amd64 'load; run t_renumber'
 #
+# QUICK_TAG=name keeps this run's work directory apart from others', so
+# that several developers (or worktrees) can boot the same release at once.
+#
 # The guest commands run in a shell that has run.sh's helpers: load,
 # unload, run PROG ARGS (TAP through), wr VALUE FILE, tap RC NAME.  The
 # output and the log path are printed; exit status 0 when the guest
@@ -17,7 +20,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 rel=${1:?usage: $0 RELEASE 'GUEST COMMANDS'}
 cmds=${2:?usage: $0 RELEASE 'GUEST COMMANDS'}
-work=$cache/quick/$rel
+work=$cache/quick/${QUICK_TAG:+$QUICK_TAG-}$rel
 kdir=$cache/headers/$rel/usr/src/linux-headers-$rel
 guest_bin=$work/bin
 build_dir() { echo "$work/src"; }
