@@ -2,6 +2,7 @@
 /*
  * cli.c - command line and text helpers of the vmamerge CLI (pure).
  */
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <string.h>
@@ -9,47 +10,228 @@
 #include "vmamerge.h"	/* module/uapi */
 #include "cli.h"
 
-static const struct {
-	const char *name;
-	enum cli_cmd cmd;
-} commands[] = {
-	{ "help",	CMD_HELP },
-	{ "status",	CMD_STATUS },
-	{ "mode",	CMD_MODE },
-	{ "features",	CMD_FEATURES },
-	{ "enable",	CMD_ENABLE },
-	{ "disable",	CMD_DISABLE },
-	{ "run",	CMD_RUN },
-	{ "stats",	CMD_STATS },
-	{ "maps",	CMD_MAPS },
-	{ "verify",	CMD_VERIFY },
+/* Long-only options. */
+enum {
+	OPT_JSON = 256,
+	OPT_NO_EXEC,
+	OPT_SUMMARY,
+	OPT_ALL,
 };
 
-/* Options each command accepts. */
-#define OPT_PID		(1U << 0)
-#define OPT_JSON	(1U << 1)
-#define OPT_NO_EXEC	(1U << 2)
+#define O_HELP		{ "help",	no_argument,		NULL, 'h' }
+#define O_PID		{ "pid",	required_argument,	NULL, 'p' }
+#define O_JSON		{ "json",	no_argument,		NULL, OPT_JSON }
+#define O_NO_EXEC	{ "no-exec",	no_argument,		NULL, OPT_NO_EXEC }
+#define O_SUMMARY	{ "summary",	no_argument,		NULL, OPT_SUMMARY }
+#define O_ALL		{ "all",	no_argument,		NULL, OPT_ALL }
+#define O_END		{ NULL, 0, NULL, 0 }
 
-static unsigned int cmd_options(enum cli_cmd cmd)
+static const struct option opts_help[] = { O_HELP, O_END };
+static const struct option opts_json[] = { O_HELP, O_JSON, O_END };
+static const struct option opts_enable[] = { O_HELP, O_PID, O_NO_EXEC, O_END };
+static const struct option opts_disable[] = { O_HELP, O_PID, O_END };
+static const struct option opts_run[] = { O_HELP, O_NO_EXEC, O_END };
+static const struct option opts_stats[] = { O_HELP, O_PID, O_JSON, O_ALL, O_END };
+static const struct option opts_maps[] = { O_HELP, O_PID, O_JSON, O_SUMMARY, O_END };
+static const struct option opts_verify[] = { O_HELP, O_PID, O_JSON, O_END };
+
+static const struct command {
+	const char *name;
+	enum cli_cmd cmd;
+	const char *shortopts;	/* ":" first: we print the errors */
+	const struct option *longopts;
+	const char *synopsis;
+	const char *text;
+} commands[] = {
+	{ "status", CMD_STATUS, ":h", opts_json, "status [--json]",
+"module, livepatch, kernel, ABI version, mode, features and this\n"
+"process's opt-in state.  Exit 1 when the module is not loaded.\n" },
+	{ "mode", CMD_MODE, ":h", opts_json, "mode [--json] [always|optin|never]",
+"show the global mode, or set it (CAP_SYS_ADMIN):\n"
+"  always  every process\n"
+"  optin   opted-in processes only (the default)\n"
+"  never   nobody, whatever was opted in\n" },
+	{ "features", CMD_FEATURES, NULL, NULL, "features [--json] [TOKEN...]",
+"show the features, or change them (CAP_SYS_ADMIN); tokens apply left to\n"
+"right to the current set (several in one argument: separated by blanks or\n"
+"commas; a token starting with '-' is a token, not an option):\n"
+"  all | none | NAME | +NAME (enable) | -NAME (disable)\n"
+"  NAME: renumber   (update anonymous pgoffs so VMAs moved by mremap merge)\n"
+"        transplant (merge VMAs with different anon_vmas)\n" },
+	{ "enable", CMD_ENABLE, ":hp:", opts_enable, "enable -p PID [--no-exec]",
+"opt process PID in; with --no-exec the opt-in ends when PID calls\n"
+"execve(), otherwise it is kept across execve() too.  Acting on another\n"
+"process needs ptrace rights over it.\n" },
+	{ "disable", CMD_DISABLE, ":hp:", opts_disable, "disable -p PID",
+"opt process PID out.\n" },
+	{ "run", CMD_RUN, "+:h", opts_run, "run [--no-exec] [--] CMD [ARG...]",
+"run CMD opted in: vmamerge opts itself in and execs CMD with exactly the\n"
+"ARGs given.  Options end at CMD (everything after it is CMD's).  Without\n"
+"--no-exec CMD and everything it forks or executes is opted in; with\n"
+"--no-exec CMD and its forks are, the programs CMD executes are not.\n"
+"Exit status: CMD's; 125 if vmamerge itself fails (usage, device, opt-in),\n"
+"126 if CMD cannot be executed, 127 if it is not found.\n" },
+	{ "stats", CMD_STATS, ":hp:", opts_stats, "stats [-p PID | --all] [--json]",
+"counters: the global ones; with -p PID's state (opted in, exec-keep,\n"
+"active) and its counters; with --all every opted-in process (the ones\n"
+"this user may read) with its state and counters.\n" },
+	{ "maps", CMD_MAPS, ":hp:", opts_maps, "maps -p PID [--summary] [--json]",
+"list PID's VMAs (from /proc/PID/smaps, or maps) and the adjacent private\n"
+"anonymous VMAs that are separate although their permissions, VmFlags\n"
+"(except sd), names and NUMA policies match.  With the module loaded, its\n"
+"VMA report adds the real pgoff of anonymous VMAs and whether neighbours\n"
+"share an anon_vma, and each such pair is classified exactly: 'pgoff' (not\n"
+"linear; renumber fixes it), 'anon_vma' (their anon_vmas differ;\n"
+"transplant fixes it), 'pgoff+anon_vma' (both) or 'unknown' (neither\n"
+"explains it; please report).  Without the module only /proc is read,\n"
+"which shows no pgoff for anonymous VMAs (the offset column is 0), so such\n"
+"a pair is 'pgoff or anon_vma'.  --summary prints only the counts, the\n"
+"missed merges and the distance to vm.max_map_count.\n" },
+	{ "verify", CMD_VERIFY, ":hp:", opts_verify, "verify -p PID [--json]",
+"check the kernel's rmap invariants over PID's memory (root only): every\n"
+"anonymous page's anon_vma root and index, the anon_vma chains, interval\n"
+"trees and counts.  Exit 0 when they hold, 1 when a violation is found\n"
+"(the first is described), 2 on errors.\n" },
+	{ "help", CMD_HELP, ":h", opts_help, "help [COMMAND]",
+"this text, or the help of COMMAND (also: vmamerge COMMAND --help).\n" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
 {
-	switch (cmd) {
-	case CMD_ENABLE:	return OPT_PID | OPT_NO_EXEC;
-	case CMD_DISABLE:	return OPT_PID;
-	case CMD_RUN:		return OPT_NO_EXEC;
-	case CMD_STATS:		return OPT_PID | OPT_JSON;
-	case CMD_MAPS:		return OPT_PID | OPT_JSON;
-	case CMD_VERIFY:	return OPT_PID | OPT_JSON;
-	default:		return 0;
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+static const struct command *command_of(enum cli_cmd cmd)
+{
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (commands[i].cmd == cmd)
+			return &commands[i];
+	return NULL;
+}
+
+const char *cli_cmd_name(enum cli_cmd cmd)
+{
+	const struct command *d = command_of(cmd);
+
+	return d ? d->name : NULL;
+}
+
+static void print_indented(FILE *f, const char *text, const char *indent)
+{
+	const char *p = text, *nl;
+
+	while (*p) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		fprintf(f, "%s%.*s\n", nl > p ? indent : "", (int)(nl - p), p);
+		p = *nl ? nl + 1 : nl;
 	}
 }
 
-static int usage_err(char *err, size_t len, const char *fmt, ...)
+static const char *option_help(int val)
 {
+	switch (val) {
+	case 'h':
+		return "-h, --help     this text ('vmamerge help': all commands)";
+	case 'p':
+		return "-p, --pid PID  the target process (decimal, > 0)";
+	case OPT_JSON:
+		return "--json         one JSON object on stdout; on errors {\"error\": \"...\"}";
+	case OPT_NO_EXEC:
+		return "--no-exec      the opt-in does not survive execve()";
+	case OPT_SUMMARY:
+		return "--summary      only the counts, no VMA list";
+	case OPT_ALL:
+		return "--all          every opted-in process";
+	default:
+		return "";
+	}
+}
+
+void cli_help(FILE *f, enum cli_cmd cmd)
+{
+	const struct command *d = command_of(cmd);
+	const struct option *o;
+	size_t i;
+
+	if (d && cmd != CMD_HELP) {
+		fprintf(f, "usage: vmamerge %s\n\n", d->synopsis);
+		print_indented(f, d->text, "");
+		fputs("\nOptions:\n", f);
+		for (o = d->longopts; o && o->name; o++)
+			fprintf(f, "  %s\n", option_help(o->val));
+		if (cmd == CMD_FEATURES)
+			fprintf(f, "  %s\n  %s\n", option_help(OPT_JSON),
+				option_help('h'));
+		return;
+	}
+	fputs("usage: vmamerge COMMAND [OPTIONS] [ARGS]\n"
+	      "       vmamerge help [COMMAND] | --help | --version\n"
+	      "\n"
+	      "Control the vmamerge livepatch module, which lets more anonymous VMAs merge\n"
+	      "for processes that opt in (or for all processes in mode 'always').\n"
+	      "\nCommands:\n", f);
+	for (i = 0; i < NR_COMMANDS; i++) {
+		fprintf(f, "  %s\n", commands[i].synopsis);
+		print_indented(f, commands[i].text, "      ");
+	}
+	fputs("\n"
+"Options:\n"
+"  -p, --pid PID   the target process (decimal, > 0)\n"
+"  --json          machine-readable output: one JSON object on stdout; on\n"
+"                  errors {\"error\": \"...\"} (and the message on stderr)\n"
+"  --no-exec       the opt-in does not survive execve()\n"
+"  -h, --help      help (of the command it follows)\n"
+"  -V, --version   the version of vmamerge and of its ABI\n"
+"\n"
+"Permissions: /dev/vmamerge is normally mode 0666.  Opting yourself in is\n"
+"allowed to anyone; acting on another process needs ptrace rights over it\n"
+"(same user and not restricted by Yama, or CAP_SYS_PTRACE); reading another\n"
+"process's state needs the rights that reading its /proc/PID/smaps needs;\n"
+"changing mode or features needs CAP_SYS_ADMIN.  The ioctl interface works\n"
+"under Secure Boot lockdown; debugfs is only used to read when the device\n"
+"cannot be opened.\n"
+"\n"
+"Loading: 'sudo make install' in the source tree, then 'sudo modprobe vmamerge'.\n"
+"\n"
+"Exit status: 0 success, 1 runtime error, 2 usage error; run: CMD's status,\n"
+"125 for its own failures, 126/127 when CMD cannot be run; verify: 0 clean,\n"
+"1 violation, 2 error.\n", f);
+}
+
+int cli_usage_status(const struct cli *c)
+{
+	return c->err_cmd == CMD_RUN ? 125 : 2;
+}
+
+/*
+ * A usage error about command d (NULL: about the command line as such):
+ * the message and where to read more, on one line.
+ */
+static int usage_err(char *err, size_t len, const struct command *d,
+		     const char *fmt, ...)
+{
+	size_t n;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
+	n = strlen(err);
+	if (d)
+		snprintf(err + n, len - n, "; see 'vmamerge help %s'", d->name);
+	else
+		snprintf(err + n, len - n, "; see 'vmamerge --help'");
 	return -1;
 }
 
@@ -82,99 +264,160 @@ int parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-static int set_pid(struct cli *c, const char *val, char *err, size_t len)
+/*
+ * features: its tokens may start with '-', so only -h, --help, --json and
+ * "--" are options; the tokens are moved to the front, NULL after them.
+ */
+static int parse_features(int argc, char **argv, struct cli *c)
 {
-	if (c->have_pid)
-		return usage_err(err, len, "-p given twice");
-	if (!val)
-		return usage_err(err, len, "-p needs a PID");
-	if (parse_pid(val, &c->pid))
-		return usage_err(err, len, "invalid PID '%s'", val);
-	c->have_pid = true;
+	bool opts_done = false;
+	int i, n = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!opts_done && !strcmp(a, "--")) {
+			opts_done = true;
+		} else if (!opts_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+			c->help_cmd = CMD_FEATURES;
+			c->cmd = CMD_HELP;
+		} else if (!opts_done && !strcmp(a, "--json")) {
+			c->json = true;
+		} else {
+			argv[1 + n++] = argv[i];	/* 1 + n <= i */
+		}
+	}
+	argv[1 + n] = NULL;	/* 1 + n <= argc: at most argv's own NULL */
+	c->args = argv + 1;
+	c->nargs = n;
 	return 0;
 }
 
-/*
- * One option at argv[*i]; may consume argv[*i + 1].  Returns 0, -1 (usage
- * error).
- */
-static int parse_option(int argc, char **argv, int *i, struct cli *c,
-			char *err, size_t len)
+/* The option that getopt_long() just refused, for the message. */
+static void bad_option(char *buf, size_t len, char **argv)
 {
-	unsigned int allowed = cmd_options(c->cmd);
-	const char *a = argv[*i];
-	const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+	const char *a = argv[optind - 1];
 
-	if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-		c->help = true;
-		return 0;
-	}
-	if ((allowed & OPT_PID) && (!strcmp(a, "-p") || !strcmp(a, "--pid"))) {
-		(*i)++;
-		return set_pid(c, next, err, len);
-	}
-	if ((allowed & OPT_PID) && !strncmp(a, "--pid=", 6))
-		return set_pid(c, a + 6, err, len);
-	if ((allowed & OPT_PID) && !strncmp(a, "-p", 2))
-		return set_pid(c, a + 2, err, len);
-	if ((allowed & OPT_JSON) && !strcmp(a, "--json")) {
-		c->json = true;
-		return 0;
-	}
-	if ((allowed & OPT_NO_EXEC) && !strcmp(a, "--no-exec")) {
-		c->no_exec = true;
-		return 0;
-	}
-	return usage_err(err, len, "unknown option '%s' for '%s'", a, argv[1]);
+	if (optopt)
+		snprintf(buf, len, "-%c", optopt);
+	else
+		snprintf(buf, len, "%.*s", (int)strcspn(a, "="), a);
 }
 
-static int check_args(struct cli *c, char *err, size_t len)
+static int parse_options(int argc, char **argv, const struct command *d,
+			 struct cli *c, char *err, size_t len)
 {
-	const char *cmd = NULL;
-	size_t i;
+	char opt[64];
+	int o;
 
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (commands[i].cmd == c->cmd)
-			cmd = commands[i].name;
+	optind = 0;	/* glibc: start afresh (tests parse many times) */
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, d->shortopts, d->longopts,
+				NULL)) != -1) {
+		switch (o) {
+		case 'h':
+			c->help_cmd = d->cmd;
+			c->cmd = CMD_HELP;
+			break;
+		case 'p':
+			if (c->have_pid)
+				return usage_err(err, len, d, "-p given twice");
+			if (parse_pid(optarg, &c->pid))
+				return usage_err(err, len, d, "invalid PID '%s'",
+						 optarg);
+			c->have_pid = true;
+			break;
+		case OPT_JSON:
+			c->json = true;
+			break;
+		case OPT_NO_EXEC:
+			c->no_exec = true;
+			break;
+		case OPT_SUMMARY:
+			c->summary = true;
+			break;
+		case OPT_ALL:
+			c->all = true;
+			break;
+		case ':':
+			return usage_err(err, len, d, "option '%s' needs an argument",
+					 argv[optind - 1]);
+		default:
+			bad_option(opt, sizeof(opt), argv);
+			return usage_err(err, len, d, "unknown option '%s' for '%s'",
+					 opt, d->name);
+		}
+	}
+	c->args = argv + optind;
+	c->nargs = argc - optind;
+	return 0;
+}
+
+static int check_args(const struct command *d, struct cli *c, char *err,
+		      size_t len)
+{
+	unsigned int mask = 0;
+	char bad[64];
+
 	switch (c->cmd) {
+	case CMD_HELP:
+		if (c->nargs > 1)
+			return usage_err(err, len, d, "help takes at most one command");
+		if (c->nargs == 1) {
+			const struct command *h = find_command(c->args[0]);
+
+			if (!h)
+				return usage_err(err, len, NULL, "unknown command '%s'",
+						 c->args[0]);
+			c->help_cmd = h->cmd;
+		}
+		return 0;
 	case CMD_MODE:
 		if (c->nargs > 1)
-			return usage_err(err, len, "mode takes at most one argument");
+			return usage_err(err, len, d, "mode takes at most one argument");
 		if (c->nargs == 1 && mode_from_name(c->args[0]) < 0)
-			return usage_err(err, len, "unknown mode '%s' (always, optin, never)",
+			return usage_err(err, len, d,
+					 "unknown mode '%s' (always, optin, never)",
 					 c->args[0]);
 		return 0;
 	case CMD_FEATURES:
-		return 0;	/* tokens are checked by features_apply() */
+		if (features_apply(&mask, c->nargs, c->args, bad, sizeof(bad)))
+			return usage_err(err, len, d,
+					 "unknown feature '%s' (all, none, [+|-]renumber, [+|-]transplant)",
+					 bad);
+		return 0;
 	case CMD_ENABLE:
 	case CMD_DISABLE:
 	case CMD_MAPS:
 	case CMD_VERIFY:
 		if (!c->have_pid)
-			return usage_err(err, len, "%s needs -p PID", cmd);
+			return usage_err(err, len, d, "%s needs -p PID", d->name);
+		break;
+	case CMD_STATS:
+		if (c->have_pid && c->all)
+			return usage_err(err, len, d, "-p and --all exclude each other");
 		break;
 	case CMD_RUN:
 		if (!c->nargs)
-			return usage_err(err, len, "run needs a command");
+			return usage_err(err, len, d, "run needs a command");
 		return 0;
 	default:
 		break;
 	}
 	if (c->nargs)
-		return usage_err(err, len, "unexpected argument '%s'", c->args[0]);
+		return usage_err(err, len, d, "unexpected argument '%s'",
+				 c->args[0]);
 	return 0;
 }
 
 int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t len)
 {
-	bool opts_done = false;
-	size_t k;
-	int i;
+	const struct command *d;
 
 	memset(c, 0, sizeof(*c));
 	err[0] = '\0';
 	if (argc < 2)
-		return usage_err(err, len, "missing command");
+		return usage_err(err, len, NULL, "missing command");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		c->cmd = CMD_HELP;
 		return 0;
@@ -183,42 +426,21 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t len)
 		c->cmd = CMD_VERSION;
 		return 0;
 	}
-	for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-		if (!strcmp(argv[1], commands[k].name))
-			c->cmd = commands[k].cmd;
-	if (c->cmd == CMD_NONE)
-		return usage_err(err, len, "unknown command '%s'", argv[1]);
-
-	c->args = argv + 2;
-	for (i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		bool is_opt = a[0] == '-' && a[1] && !opts_done;
-
-		/* "features -renumber": a token, not an option */
-		if (is_opt && c->cmd == CMD_FEATURES &&
-		    strcmp(a, "-h") && strcmp(a, "--help") && strcmp(a, "--"))
-			is_opt = false;
-		if (is_opt && !strcmp(a, "--")) {
-			opts_done = true;
-			continue;
-		}
-		if (is_opt) {
-			if (parse_option(argc, argv, &i, c, err, len))
-				return -1;
-			continue;
-		}
-		/* positional: compact them to the front of args */
-		c->args[c->nargs++] = argv[i];
-		if (c->cmd == CMD_RUN) {
-			/* the command and its arguments, untouched */
-			for (i++; i < argc; i++)
-				c->args[c->nargs++] = argv[i];
-			break;
-		}
-	}
-	if (c->help)
-		return 0;
-	return check_args(c, err, len);
+	if (argv[1][0] == '-')
+		return usage_err(err, len, NULL, "unknown option '%s'", argv[1]);
+	d = find_command(argv[1]);
+	if (!d)
+		return usage_err(err, len, NULL, "unknown command '%s'", argv[1]);
+	c->cmd = d->cmd;
+	c->err_cmd = d->cmd;
+	/* the command's own argv: argv[0] is its name */
+	if (d->cmd == CMD_FEATURES)
+		parse_features(argc - 1, argv + 1, c);
+	else if (parse_options(argc - 1, argv + 1, d, c, err, len))
+		return -1;
+	if (c->cmd == CMD_HELP && c->help_cmd != CMD_NONE)
+		return 0;	/* "CMD --help": nothing else matters */
+	return check_args(d, c, err, len);
 }
 
 static const char *const mode_names[] = {

@@ -29,20 +29,34 @@ enum cli_cmd {
 
 struct cli {
 	enum cli_cmd cmd;
-	bool help;		/* -h/--help given */
+	enum cli_cmd help_cmd;	/* CMD_HELP: about this command (NONE: all) */
+	enum cli_cmd err_cmd;	/* the command a usage error is about */
 	bool have_pid;
 	pid_t pid;
 	bool json;
 	bool no_exec;
+	bool summary;
+	bool all;
 	int nargs;		/* positional arguments */
-	char **args;		/* points into argv */
+	char **args;		/* points into argv; args[nargs] == NULL */
 };
 
 /*
- * Parse argv.  Returns 0, or -1 with a message in err (a usage error).
- * c->help set means: print the help and exit 0.
+ * Parse argv (getopt_long; argv may be permuted).  Returns 0, or -1 with a
+ * one-line message in err that ends in a pointer to the help (a usage
+ * error; exit with cli_usage_status()).  "COMMAND -h" and "help COMMAND"
+ * give cmd CMD_HELP with help_cmd COMMAND.
  */
 int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen);
+
+/* Exit status of a usage error: 125 for run (like env, nice), else 2. */
+int cli_usage_status(const struct cli *c);
+
+/* The help of one command, or of all (CMD_NONE). */
+void cli_help(FILE *f, enum cli_cmd cmd);
+
+/* A command's name ("stats"), or NULL. */
+const char *cli_cmd_name(enum cli_cmd cmd);
 
 /* Strict decimal: digits only, no sign/space, <= max.  0 or -1. */
 int parse_ull_strict(const char *s, unsigned long long max,

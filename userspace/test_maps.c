@@ -551,18 +551,55 @@ static void test_modvmas_load(void)
 
 /* ---- argument parsing ---- */
 
+static char parse_err[256];
+
+/* Parse "vmamerge" + the NULL-terminated arguments, as execve passes them. */
+static int parsev(struct cli *c, ...)
+{
+	static char store[32][64];
+	static char *argv[33];
+	const char *a;
+	int argc = 0;
+	va_list ap;
+
+	snprintf(store[argc], sizeof(store[0]), "vmamerge");
+	argv[argc] = store[argc];
+	argc++;
+	va_start(ap, c);
+	while ((a = va_arg(ap, const char *)) && argc < 32) {
+		snprintf(store[argc], sizeof(store[0]), "%s", a);
+		argv[argc] = store[argc];
+		argc++;
+	}
+	va_end(ap);
+	argv[argc] = NULL;
+	return cli_parse(argc, argv, c, parse_err, sizeof(parse_err));
+}
+
+/* The same, split at blanks. */
 static int parse(struct cli *c, const char *line)
 {
 	static char store[512];
 	static char *argv[32];
-	char err[256], *p;
 	int argc = 0;
+	char *p;
 
 	snprintf(store, sizeof(store), "vmamerge %s", line);
 	for (p = strtok(store, " "); p && argc < 31; p = strtok(NULL, " "))
 		argv[argc++] = p;
 	argv[argc] = NULL;
-	return cli_parse(argc, argv, c, err, sizeof(err));
+	return cli_parse(argc, argv, c, parse_err, sizeof(parse_err));
+}
+
+/* c's positional arguments are exactly want[] and then NULL. */
+static int args_are(const struct cli *c, const char *const *want)
+{
+	int i;
+
+	for (i = 0; want[i]; i++)
+		if (i >= c->nargs || !c->args[i] || strcmp(c->args[i], want[i]))
+			return 0;
+	return c->nargs == i && c->args[i] == NULL;
 }
 
 static void test_cli(void)
@@ -572,36 +609,121 @@ static void test_cli(void)
 		"enable", "enable -p", "enable -p 12abc", "enable -p -5", "enable -p 0",
 		"enable -p 1 -p 2", "disable -p 1 --no-exec", "run", "run --no-exec",
 		"stats --bogus", "stats -p 4294967296", "maps", "maps --json",
-		"status --json", "enable -p 1 extra", "maps -p 2147483648",
+		"status --json extra", "enable -p 1 extra", "maps -p 2147483648",
 		"verify", "verify --json", "verify -p 1 extra", "verify -p 1 --no-exec",
+		"features bogus", "features +renumber -frob", "help frob", "help stats mode",
+		"--frob", "stats -p 1 --all", "enable --json -p 1", "run --json ls",
 	};
+	static const char *const run_argv[] = { "prog", "a", "b c", "", "d", NULL };
+	static const char *const run_p[] = { "prog", "-p", "3", NULL };
+	static const char *const run_ls[] = { "ls", "-l", "--no-exec", NULL };
+	static const char *const feat[] = { "-renumber", "+transplant", NULL };
+	static const char *const run_help[] = { "ls", "--help", NULL };
+	static const char *const none[] = { NULL };
 	struct cli c;
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ok(parse(&c, bad[i]) == -1, "cli: rejects '%s'", bad[i]);
-	ok(!parse(&c, "status") && c.cmd == CMD_STATUS, "cli: status");
-	ok(!parse(&c, "--help") && c.cmd == CMD_HELP, "cli: --help");
-	ok(!parse(&c, "maps -h") && c.help, "cli: maps -h");
-	ok(!parse(&c, "mode") && c.cmd == CMD_MODE && !c.nargs, "cli: mode (show)");
-	ok(!parse(&c, "mode always") && c.nargs == 1 && !strcmp(c.args[0], "always"),
-	   "cli: mode always");
+
+	/* the argv run executes: exactly the arguments, then NULL */
+	ok(!parsev(&c, "run", "--", "prog", "a", "b c", "", "d", NULL) &&
+	   c.cmd == CMD_RUN && !c.no_exec && args_are(&c, run_argv),
+	   "cli: run -- prog a 'b c' '' d: exactly that argv, NULL-terminated");
+	ok(!parsev(&c, "run", "--no-exec", "--", "prog", "a", "b c", "", "d", NULL) &&
+	   c.no_exec && args_are(&c, run_argv),
+	   "cli: run --no-exec -- prog a 'b c' '' d: exactly that argv");
+	ok(!parsev(&c, "run", "--no-exec", "prog", "a", "b c", "", "d", NULL) &&
+	   c.no_exec && args_are(&c, run_argv),
+	   "cli: run --no-exec prog ... (no --): exactly that argv");
+	ok(!parsev(&c, "run", "prog", "a", "b c", "", "d", NULL) &&
+	   args_are(&c, run_argv), "cli: run prog ... (no --): exactly that argv");
+	ok(!parsev(&c, "run", "prog", "-p", "3", NULL) && !c.have_pid &&
+	   args_are(&c, run_p), "cli: run prog -p 3: -p belongs to prog");
+	ok(!parse(&c, "run --no-exec -- ls -l --no-exec") && c.no_exec &&
+	   args_are(&c, run_ls), "cli: run --no-exec -- ls -l --no-exec");
+	ok(!parse(&c, "run -- -weird") && c.nargs == 1 &&
+	   !strcmp(c.args[0], "-weird") && !c.args[1], "cli: run -- -weird");
+	ok(!parse(&c, "run -- --") && c.nargs == 1 && !strcmp(c.args[0], "--") &&
+	   !c.args[1], "cli: run -- -- runs a program named --");
+
+	/* usage errors: one line, a pointer to the help, 125 for run */
+	ok(parse(&c, "stats --x") == -1 &&
+	   !strcmp(parse_err, "unknown option '--x' for 'stats'; see 'vmamerge help stats'") &&
+	   cli_usage_status(&c) == 2, "cli: stats --x: '%s'", parse_err);
+	ok(parse(&c, "stats --x=3") == -1 &&
+	   !strcmp(parse_err, "unknown option '--x' for 'stats'; see 'vmamerge help stats'"),
+	   "cli: stats --x=3: '%s'", parse_err);
+	ok(parse(&c, "maps -z -p 1") == -1 &&
+	   !strcmp(parse_err, "unknown option '-z' for 'maps'; see 'vmamerge help maps'"),
+	   "cli: maps -z: '%s'", parse_err);
+	ok(parse(&c, "run --bogus ls") == -1 && cli_usage_status(&c) == 125 &&
+	   !strcmp(parse_err, "unknown option '--bogus' for 'run'; see 'vmamerge help run'"),
+	   "cli: run --bogus: exit 125, '%s'", parse_err);
+	ok(parse(&c, "run") == -1 && cli_usage_status(&c) == 125 &&
+	   !strcmp(parse_err, "run needs a command; see 'vmamerge help run'"),
+	   "cli: run: exit 125, '%s'", parse_err);
+	ok(parse(&c, "enable -p") == -1 &&
+	   !strcmp(parse_err, "option '-p' needs an argument; see 'vmamerge help enable'"),
+	   "cli: enable -p: '%s'", parse_err);
+	ok(parse(&c, "enable -p x") == -1 &&
+	   !strcmp(parse_err, "invalid PID 'x'; see 'vmamerge help enable'"),
+	   "cli: enable -p x: '%s'", parse_err);
+	ok(parse(&c, "frob") == -1 && cli_usage_status(&c) == 2 &&
+	   !strcmp(parse_err, "unknown command 'frob'; see 'vmamerge --help'"),
+	   "cli: frob: '%s'", parse_err);
+	ok(parse(&c, "") == -1 &&
+	   !strcmp(parse_err, "missing command; see 'vmamerge --help'"),
+	   "cli: no command: '%s'", parse_err);
+	ok(parse(&c, "features frob") == -1 &&
+	   !strcmp(parse_err, "unknown feature 'frob' (all, none, [+|-]renumber, [+|-]transplant); see 'vmamerge help features'"),
+	   "cli: features frob: '%s'", parse_err);
+	ok(!strchr(parse_err, '\n'), "cli: usage errors are one line");
+
+	/* help */
+	ok(!parse(&c, "--help") && c.cmd == CMD_HELP && c.help_cmd == CMD_NONE,
+	   "cli: --help");
+	ok(!parse(&c, "help") && c.cmd == CMD_HELP && c.help_cmd == CMD_NONE,
+	   "cli: help");
+	ok(!parse(&c, "help stats") && c.cmd == CMD_HELP && c.help_cmd == CMD_STATS,
+	   "cli: help stats");
+	ok(!parse(&c, "maps -h") && c.cmd == CMD_HELP && c.help_cmd == CMD_MAPS,
+	   "cli: maps -h");
+	ok(!parse(&c, "run --help") && c.cmd == CMD_HELP && c.help_cmd == CMD_RUN,
+	   "cli: run --help");
+	ok(!parse(&c, "run ls --help") && c.cmd == CMD_RUN && args_are(&c, run_help),
+	   "cli: run ls --help: ls's --help");
+	ok(!parse(&c, "features --help") && c.cmd == CMD_HELP &&
+	   c.help_cmd == CMD_FEATURES, "cli: features --help");
+	ok(!parse(&c, "--version") && c.cmd == CMD_VERSION, "cli: --version");
+
+	/* the other commands */
+	ok(!parse(&c, "status") && c.cmd == CMD_STATUS && args_are(&c, none), "cli: status");
+	ok(!parse(&c, "status --json") && c.json, "cli: status --json");
+	ok(!parse(&c, "mode") && c.cmd == CMD_MODE && args_are(&c, none), "cli: mode (show)");
+	ok(!parse(&c, "mode --json") && c.json && !c.nargs, "cli: mode --json");
+	ok(!parse(&c, "mode always") && c.nargs == 1 && !strcmp(c.args[0], "always") &&
+	   !c.args[1], "cli: mode always");
+	ok(!parse(&c, "mode always --json") && c.json && c.nargs == 1 &&
+	   !strcmp(c.args[0], "always") && !c.args[1], "cli: mode always --json (permuted)");
 	ok(!parse(&c, "enable -p 42 --no-exec") && c.cmd == CMD_ENABLE &&
 	   c.have_pid && c.pid == 42 && c.no_exec, "cli: enable -p 42 --no-exec");
 	ok(!parse(&c, "enable --pid=7") && c.pid == 7, "cli: --pid=7");
+	ok(!parse(&c, "enable --pid 8") && c.pid == 8, "cli: --pid 8");
 	ok(!parse(&c, "disable -p9") && c.pid == 9, "cli: -p9");
 	ok(!parse(&c, "stats --json -p 2147483647") && c.json && c.pid == 2147483647,
 	   "cli: stats --json -p INT_MAX");
-	ok(!parse(&c, "stats") && !c.have_pid, "cli: stats (global)");
-	ok(!parse(&c, "features -renumber +transplant") && c.nargs == 2 &&
-	   !strcmp(c.args[0], "-renumber"), "cli: features tokens with -");
-	ok(!parse(&c, "run --no-exec -- ls -l --no-exec") && c.no_exec &&
-	   c.nargs == 3 && !strcmp(c.args[0], "ls") && !strcmp(c.args[2], "--no-exec"),
-	   "cli: run --no-exec -- CMD, CMD's options untouched");
-	ok(!parse(&c, "run sh -c true") && !c.no_exec && c.nargs == 3,
-	   "cli: run stops at the command");
-	ok(!parse(&c, "run -- -weird") && c.nargs == 1 && !strcmp(c.args[0], "-weird"),
-	   "cli: run -- -weird");
+	ok(!parse(&c, "stats") && !c.have_pid && !c.all, "cli: stats (global)");
+	ok(!parse(&c, "stats --all --json") && c.all && c.json, "cli: stats --all --json");
+	ok(!parse(&c, "features -renumber +transplant") && args_are(&c, feat),
+	   "cli: features tokens with -, NULL-terminated");
+	ok(!parse(&c, "features --json -renumber +transplant") && c.json &&
+	   args_are(&c, feat), "cli: features --json TOKENS");
+	ok(parse(&c, "features -renumber -- --json") == -1 &&
+	   !strncmp(parse_err, "unknown feature '--json'", 24),
+	   "cli: features -- ends the options: '--json' is then a token");
+	ok(!parse(&c, "features") && args_are(&c, none), "cli: features (show)");
+	ok(!parse(&c, "maps -p 3 --summary") && c.pid == 3 && c.summary, "cli: maps --summary");
 	ok(!parse(&c, "verify -p 5 --json") && c.cmd == CMD_VERIFY && c.pid == 5 &&
 	   c.json, "cli: verify -p 5 --json");
 }

@@ -36,6 +36,7 @@
 
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
+#define EXIT_RUN_FAILED	125	/* run: vmamerge itself failed (as env, nice) */
 
 static const char *const counter_names[] = {
 #define VMAMERGE_COUNTER_NAME_(id, name) [VMAMERGE_C_##id] = name,
@@ -49,82 +50,6 @@ enum err_ctx {
 	CTX_OTHER,	/* another process */
 	CTX_CONFIG,	/* SET_CONFIG */
 };
-
-static void help(FILE *f)
-{
-	fputs(
-"usage: vmamerge COMMAND [OPTIONS]\n"
-"\n"
-"Control the vmamerge livepatch module, which lets more anonymous VMAs merge\n"
-"for processes that opt in (or for all processes in mode 'always').\n"
-"\n"
-"Commands:\n"
-"  status                     module, livepatch, kernel, ABI version, mode,\n"
-"                             features and this process's opt-in state\n"
-"  mode [always|optin|never]  show the global mode, or set it (CAP_SYS_ADMIN)\n"
-"      always  every process; optin  opted-in processes only (default);\n"
-"      never   nobody, whatever was opted in\n"
-"  features [TOKEN...]        show the features, or change them (CAP_SYS_ADMIN);\n"
-"                             tokens apply left to right to the current set:\n"
-"      all | none | NAME | +NAME (enable) | -NAME (disable)\n"
-"      NAME: renumber   (update anonymous pgoffs so VMAs moved by mremap merge)\n"
-"            transplant (merge VMAs with different anon_vmas)\n"
-"  enable -p PID [--no-exec]  opt process PID in; with --no-exec the opt-in\n"
-"                             ends when PID calls execve(), otherwise it is\n"
-"                             kept across execve() too\n"
-"  disable -p PID             opt process PID out\n"
-"  run [--no-exec] [--] CMD [ARG...]\n"
-"                             run CMD opted in: vmamerge opts itself in and\n"
-"                             execs CMD.  Without --no-exec CMD and\n"
-"                             everything it forks or executes is opted in;\n"
-"                             with --no-exec CMD and its forks are, the\n"
-"                             programs CMD executes are not.  Exit 127 if\n"
-"                             CMD is not found, 126 if it cannot be\n"
-"                             executed.\n"
-"  stats [-p PID] [--json]    counters: global ones, or PID's state (opted in,\n"
-"                             exec-keep, active) and its counters\n"
-"  maps -p PID [--json]       list PID's VMAs (from /proc/PID/smaps, or maps)\n"
-"                             and the adjacent private anonymous VMAs that\n"
-"                             are separate although their permissions,\n"
-"                             VmFlags (except sd), names and NUMA policies\n"
-"                             match.  With the module loaded, its VMA report\n"
-"                             adds the real pgoff of anonymous VMAs and\n"
-"                             whether neighbours share an anon_vma, and each\n"
-"                             such pair is classified exactly: 'pgoff' (not\n"
-"                             linear; renumber fixes it), 'anon_vma' (their\n"
-"                             anon_vmas differ; transplant fixes it),\n"
-"                             'pgoff+anon_vma' (both) or 'unknown' (neither\n"
-"                             explains it; please report).  Without the\n"
-"                             module only /proc is read, which shows no\n"
-"                             pgoff for anonymous VMAs (the offset column is\n"
-"                             0), so such a pair is 'pgoff or anon_vma'.\n"
-"  verify -p PID [--json]     check the kernel's rmap invariants over PID's\n"
-"                             memory (root only): every anonymous page's\n"
-"                             anon_vma root and index, the anon_vma chains,\n"
-"                             interval trees and counts.  Exit 0 when they\n"
-"                             hold, 1 when a violation is found (the first\n"
-"                             is described), 2 on errors\n"
-"  help, -h, --help           this text;  --version  versions\n"
-"\n"
-"Options:\n"
-"  -p, --pid PID   the target process (decimal, > 0)\n"
-"  --json          machine-readable output (one JSON object)\n"
-"  --no-exec       the opt-in does not survive execve()\n"
-"\n"
-"Permissions: /dev/vmamerge is normally mode 0666.  Opting yourself in is\n"
-"allowed to anyone; acting on another process needs ptrace rights over it\n"
-"(same user and not restricted by Yama, or CAP_SYS_PTRACE); reading another\n"
-"process's state needs the rights that reading its /proc/PID/smaps needs;\n"
-"changing mode or features needs CAP_SYS_ADMIN.  The ioctl interface works\n"
-"under Secure Boot lockdown; debugfs (" DEBUGFS_DIR ") is only used\n"
-"to read when the device cannot be opened.\n"
-"\n"
-"Loading: 'sudo make install' in the source tree, then 'sudo modprobe vmamerge'.\n"
-"\n"
-"Exit status: 0 success, 1 runtime error, 2 usage error; run: CMD's status;\n"
-"verify: 0 clean, 1 violation, 2 error.\n",
-	f);
-}
 
 static void msg(const char *fmt, ...)
 {
@@ -598,12 +523,6 @@ static int cmd_features(const struct cli *c)
 		printf("%s\n", buf);
 		return 0;
 	}
-	mask = 0;
-	if (features_apply(&mask, c->nargs, c->args, buf, sizeof(buf))) {
-		msg("unknown feature '%s' (all, none, [+|-]renumber, [+|-]transplant)",
-		    buf);
-		return EXIT_USAGE;
-	}
 	fd = dev_open(true, false);
 	if (fd < 0)
 		return EXIT_RUNTIME;
@@ -614,6 +533,7 @@ static int cmd_features(const struct cli *c)
 		return EXIT_RUNTIME;
 	}
 	mask = cfg.features;
+	/* cli_parse() checked the tokens */
 	features_apply(&mask, c->nargs, c->args, buf, sizeof(buf));
 	ret = set_config(fd, VMAMERGE_CONFIG_SET_FEATURES, 0, mask);
 	close(fd);
@@ -679,13 +599,13 @@ static int cmd_run(const struct cli *c)
 
 	fd = dev_open(true, false);
 	if (fd < 0)
-		return EXIT_RUNTIME;
+		return EXIT_RUN_FAILED;
 	target_self(&self);
 	ret = advise(fd, &self, VMAMERGE_ADVISE_ENABLE, flags);
 	close(fd);
 	if (ret) {
 		ioctl_error("enable", -ret, CTX_SELF, 0);
-		return EXIT_RUNTIME;
+		return EXIT_RUN_FAILED;
 	}
 	execvp(c->args[0], c->args);
 	ret = errno;
@@ -1124,7 +1044,7 @@ static int dispatch(const struct cli *c)
 {
 	switch (c->cmd) {
 	case CMD_HELP:
-		help(stdout);
+		cli_help(stdout, c->help_cmd);
 		return 0;
 	case CMD_VERSION:
 		printf("vmamerge %s (ABI version %d)\n", VMAMERGE_CLI_VERSION,
@@ -1152,12 +1072,8 @@ int main(int argc, char **argv)
 
 	if (cli_parse(argc, argv, &c, err, sizeof(err))) {
 		msg("%s", err);
-		fputc('\n', stderr);
-		help(stderr);
-		return EXIT_USAGE;
+		return cli_usage_status(&c);
 	}
-	if (c.help)
-		c.cmd = CMD_HELP;
 	ret = dispatch(&c);
 	if (fflush(stdout) || ferror(stdout)) {
 		msg("write error: %s", strerror(errno));
