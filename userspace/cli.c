@@ -539,6 +539,22 @@ void format_features(char *buf, size_t len, unsigned int features)
 		append(buf, len, " [unknown 0x%x]", features & ~known);
 }
 
+void json_features(FILE *f, unsigned int features)
+{
+	unsigned int known = 0;
+	size_t i;
+
+	fputc('{', f);
+	for (i = 0; i < NR_FEATURES; i++) {
+		known |= feature_names[i].bit;
+		fprintf(f, "%s\"%s\": %s", i ? ", " : "", feature_names[i].name,
+			features & feature_names[i].bit ? "true" : "false");
+	}
+	if (features & ~known)
+		fprintf(f, ", \"unknown\": %u", features & ~known);
+	fputc('}', f);
+}
+
 static int apply_token(unsigned int *mask, const char *t, size_t n)
 {
 	unsigned int bit;

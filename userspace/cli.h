@@ -74,6 +74,8 @@ void format_mode(char *buf, size_t len, unsigned int mode);
 unsigned int feature_from_name(const char *s, size_t len);	/* 0: unknown */
 /* "[renumber] [transplant]" */
 void format_features(char *buf, size_t len, unsigned int features);
+/* {"renumber": true, "transplant": false} */
+void json_features(FILE *f, unsigned int features);
 /*
  * Apply feature tokens (all, none, name, +name, -name; an argument may
  * hold several separated by blanks or commas) to *mask, left to right.

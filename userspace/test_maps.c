@@ -847,6 +847,22 @@ static void test_features(void)
 	   "debugfs features: unknown");
 }
 
+static void test_json_features(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_features(f, VMAMERGE_FEATURE_TRANSPLANT);
+	fputc('|', f);
+	json_features(f, VMAMERGE_FEATURES_ALL | 0x100);
+	fclose(f);
+	ok(!strcmp(buf, "{\"renumber\": false, \"transplant\": true}|"
+		   "{\"renumber\": true, \"transplant\": true, \"unknown\": 256}"),
+	   "json features: '%s'", buf);
+	free(buf);
+}
+
 static void test_mode(void)
 {
 	char buf[64];
@@ -892,6 +908,7 @@ int main(void)
 	test_numbers();
 	test_features();
 	test_mode();
+	test_json_features();
 	test_json();
 	test_verify();
 	printf("1..%d\n", passed + failed);

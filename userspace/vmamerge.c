@@ -28,7 +28,9 @@
 #define SYS_pidfd_open 434	/* the same on every architecture */
 #endif
 
-#define VMAMERGE_CLI_VERSION	"0.1"
+#ifndef VMAMERGE_VERSION	/* dkms.conf's PACKAGE_VERSION (userspace/Makefile) */
+#error "VMAMERGE_VERSION is not defined: build with userspace/Makefile"
+#endif
 
 #define SYSFS_MODULE	"/sys/module/vmamerge"
 #define SYSFS_LIVEPATCH	"/sys/kernel/livepatch/vmamerge"
@@ -51,6 +53,13 @@ enum err_ctx {
 	CTX_CONFIG,	/* SET_CONFIG */
 };
 
+/*
+ * With --json, the first error message also becomes the command's output
+ * when it fails: {"error": "..."} on stdout (main()).
+ */
+static bool json_mode;
+static char json_err[512];
+
 static void msg(const char *fmt, ...)
 {
 	va_list ap;
@@ -60,6 +69,18 @@ static void msg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (json_mode && !json_err[0]) {
+		va_start(ap, fmt);
+		vsnprintf(json_err, sizeof(json_err), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void json_error(const char *text)
+{
+	printf("{\"error\": ");
+	json_string(stdout, text);
+	printf("}\n");
 }
 
 static bool path_exists(const char *path)
@@ -330,26 +351,18 @@ static void print_state_line(FILE *f, const char *label, __u32 state)
 		state & VMAMERGE_STATE_ACTIVE ? "active" : "not active");
 }
 
-static void status_livepatch(void)
+static const char *json_bool(bool b)
 {
-	char *en = read_line(SYSFS_LIVEPATCH "/enabled");
-	char *tr = read_line(SYSFS_LIVEPATCH "/transition");
+	return b ? "true" : "false";
+}
 
-	if (!en) {
-		printf("livepatch:    not registered (%s missing)\n",
-		       SYSFS_LIVEPATCH);
-	} else {
-		printf("livepatch:    %s", !strcmp(en, "1") ? "enabled" :
-		       !strcmp(en, "0") ? "disabled" : en);
-		if (tr && !strcmp(tr, "1"))
-			printf(", transition in progress\n");
-		else if (tr && !strcmp(tr, "0"))
-			printf(", no transition in progress\n");
-		else
-			printf("\n");
-	}
-	free(en);
-	free(tr);
+static void json_state(FILE *f, __u32 state)
+{
+	fprintf(f, "{\"opted_in\": %s, \"exec_keep\": %s, \"exec_once\": %s, \"active\": %s, \"raw\": %u}",
+		json_bool(state & VMAMERGE_STATE_OPTED_IN),
+		json_bool(state & VMAMERGE_STATE_EXEC_KEEP),
+		json_bool(state & VMAMERGE_STATE_EXEC_ONCE),
+		json_bool(state & VMAMERGE_STATE_ACTIVE), state);
 }
 
 /* Mode and features from debugfs, for when the device is unusable. */
@@ -372,45 +385,123 @@ static int config_from_debugfs(struct vmamerge_config *cfg)
 	return ret;
 }
 
-static void status_config(int fd)
-{
+/* What status shows; -1 where unknown. */
+struct status {
+	struct utsname uts;
+	bool have_uts;
+	char *version;		/* the module's, from sysfs */
+	int lp_enabled, lp_transition;
+	bool have_abi, have_config, have_self;
 	struct vmamerge_config cfg;
+	__u32 self_state;
+};
+
+static int sysfs_bool(const char *path)
+{
+	char *v = read_line(path);
+	int ret = !v ? -1 : !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 : -1;
+
+	free(v);
+	return ret;
+}
+
+/* Config (ioctl, else debugfs) and our own state into st. */
+static void status_collect(int fd, struct status *st)
+{
 	struct vmamerge_query q;
 	struct target self;
-	char buf[128];
-	int ret = fd >= 0 ? get_config(fd, &cfg) : fd;
+	int ret = fd >= 0 ? get_config(fd, &st->cfg) : fd;
 
 	if (ret && fd >= 0)
 		ioctl_error("get config", -ret, CTX_SELF, 0);
-	if (ret && !config_from_debugfs(&cfg)) {
-		printf("abi version:  unknown (read from %s)\n", DEBUGFS_DIR);
-		ret = 0;
-	} else if (!ret) {
-		printf("abi version:  %u (this tool: %d)%s\n", cfg.abi_version,
-		       VMAMERGE_ABI_VERSION,
-		       cfg.abi_version != VMAMERGE_ABI_VERSION ?
-		       "  MISMATCH" : "");
-	}
-	if (!ret) {
-		format_mode(buf, sizeof(buf), cfg.mode);
-		printf("mode:         %s\n", buf);
-		format_features(buf, sizeof(buf), cfg.features);
-		printf("features:     %s\n", buf);
-	} else {
-		printf("mode:         unknown\nfeatures:     unknown\n");
-	}
-	if (fd < 0) {
-		printf("this process: unknown (%s not usable)\n", VMAMERGE_DEVICE);
+	if (!ret)
+		st->have_abi = st->have_config = true;
+	else if (!config_from_debugfs(&st->cfg))
+		st->have_config = true;
+	if (fd < 0)
 		return;
-	}
 	target_self(&self);
 	ret = query(fd, &self, false, &q);
 	if (ret) {
 		ioctl_error("query", -ret, CTX_SELF, 0);
-		printf("this process: unknown\n");
 		return;
 	}
-	print_state_line(stdout, "this process: ", q.state);
+	st->have_self = true;
+	st->self_state = q.state;
+}
+
+static void status_text(const struct status *st)
+{
+	char buf[128];
+
+	printf("livepatch:    ");
+	if (st->lp_enabled < 0)
+		printf("not registered (%s missing)\n", SYSFS_LIVEPATCH);
+	else
+		printf("%s%s\n", st->lp_enabled ? "enabled" : "disabled",
+		       st->lp_transition == 1 ? ", transition in progress" :
+		       st->lp_transition == 0 ? ", no transition in progress" : "");
+	if (st->have_abi)
+		printf("abi version:  %u (this tool: %d)%s\n", st->cfg.abi_version,
+		       VMAMERGE_ABI_VERSION,
+		       st->cfg.abi_version != VMAMERGE_ABI_VERSION ?
+		       "  MISMATCH" : "");
+	else if (st->have_config)
+		printf("abi version:  unknown (read from %s)\n", DEBUGFS_DIR);
+	if (st->have_config) {
+		format_mode(buf, sizeof(buf), st->cfg.mode);
+		printf("mode:         %s\n", buf);
+		format_features(buf, sizeof(buf), st->cfg.features);
+		printf("features:     %s\n", buf);
+	} else {
+		printf("mode:         unknown\nfeatures:     unknown\n");
+	}
+	if (st->have_self)
+		print_state_line(stdout, "this process: ", st->self_state);
+	else
+		printf("this process: unknown (%s not usable)\n", VMAMERGE_DEVICE);
+}
+
+static void json_tristate(int v)
+{
+	printf("%s", v < 0 ? "null" : json_bool(v));
+}
+
+static void status_json(const struct status *st)
+{
+	printf("{\"kernel\": ");
+	json_string(stdout, st->have_uts ? st->uts.release : "");
+	printf(", \"module\": {\"loaded\": true, \"version\": ");
+	if (st->version)
+		json_string(stdout, st->version);
+	else
+		printf("null");
+	printf("}, \"tool_version\": \"%s\", \"livepatch\": {\"enabled\": ",
+	       VMAMERGE_VERSION);
+	json_tristate(st->lp_enabled);
+	printf(", \"transition\": ");
+	json_tristate(st->lp_transition);
+	printf("}, \"abi_version\": ");
+	if (st->have_abi)
+		printf("%u", st->cfg.abi_version);
+	else
+		printf("null");
+	printf(", \"tool_abi_version\": %d, \"mode\": ", VMAMERGE_ABI_VERSION);
+	if (st->have_config && mode_name(st->cfg.mode))
+		json_string(stdout, mode_name(st->cfg.mode));
+	else
+		printf("null");
+	printf(", \"features\": ");
+	if (st->have_config)
+		json_features(stdout, st->cfg.features);
+	else
+		printf("null");
+	printf(", \"this_process\": ");
+	if (st->have_self)
+		json_state(stdout, st->self_state);
+	else
+		printf("null");
+	printf("}\n");
 }
 
 /*
@@ -430,34 +521,44 @@ static void status_load_hints(void)
 	free(lockdown);
 }
 
-static int cmd_status(void)
+static int cmd_status(const struct cli *c)
 {
-	struct utsname uts;
-	char *ver;
+	struct status st;
 	int fd;
 
-	if (!uname(&uts))
-		printf("kernel:       %s\n", uts.release);
+	memset(&st, 0, sizeof(st));
+	st.have_uts = !uname(&st.uts);
 	if (!module_loaded()) {
-		printf("module:       not loaded\n");
-		fflush(stdout);
+		if (!c->json) {
+			if (st.have_uts)
+				printf("kernel:       %s\n", st.uts.release);
+			printf("module:       not loaded\n");
+			fflush(stdout);
+		}
 		msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
 		status_load_hints();
 		return EXIT_RUNTIME;
 	}
-	ver = read_line(SYSFS_MODULE "/version");
-	printf("module:       loaded%s%s\n", ver ? ", version " : "",
-	       ver ? ver : "");
-	free(ver);
-	status_livepatch();
+	st.version = read_line(SYSFS_MODULE "/version");
+	st.lp_enabled = sysfs_bool(SYSFS_LIVEPATCH "/enabled");
+	st.lp_transition = sysfs_bool(SYSFS_LIVEPATCH "/transition");
 	fd = dev_open(false, true);
-	if (fd < 0) {
-		fflush(stdout);
+	if (fd < 0)
 		device_error(-fd);
-	}
-	status_config(fd);
+	status_collect(fd, &st);
 	if (fd >= 0)
 		close(fd);
+	if (c->json) {
+		if (fd >= 0)
+			status_json(&st);
+	} else {
+		if (st.have_uts)
+			printf("kernel:       %s\n", st.uts.release);
+		printf("module:       loaded%s%s\n", st.version ? ", version " : "",
+		       st.version ? st.version : "");
+		status_text(&st);
+	}
+	free(st.version);
 	return fd < 0 ? EXIT_RUNTIME : 0;
 }
 
@@ -483,19 +584,46 @@ static int read_config(struct vmamerge_config *cfg)
 	return 0;
 }
 
-static int cmd_mode(const struct cli *c)
+/*
+ * Print the mode or the features: text as debugfs shows them, or JSON.
+ * After a change, only with --json (the new value, read back).
+ */
+static int show_config(const struct cli *c, bool changed)
 {
 	struct vmamerge_config cfg;
 	char buf[128];
+
+	if (changed && !c->json)
+		return 0;
+	if (read_config(&cfg))
+		return EXIT_RUNTIME;
+	if (c->json && c->cmd == CMD_MODE) {
+		printf("{\"mode\": ");
+		if (mode_name(cfg.mode))
+			json_string(stdout, mode_name(cfg.mode));
+		else
+			printf("null");
+		printf("}\n");
+	} else if (c->json) {
+		printf("{\"features\": ");
+		json_features(stdout, cfg.features);
+		printf("}\n");
+	} else {
+		if (c->cmd == CMD_MODE)
+			format_mode(buf, sizeof(buf), cfg.mode);
+		else
+			format_features(buf, sizeof(buf), cfg.features);
+		printf("%s\n", buf);
+	}
+	return 0;
+}
+
+static int cmd_mode(const struct cli *c)
+{
 	int fd, ret;
 
-	if (!c->nargs) {
-		if (read_config(&cfg))
-			return EXIT_RUNTIME;
-		format_mode(buf, sizeof(buf), cfg.mode);
-		printf("%s\n", buf);
-		return 0;
-	}
+	if (!c->nargs)
+		return show_config(c, false);
 	fd = dev_open(true, false);
 	if (fd < 0)
 		return EXIT_RUNTIME;
@@ -506,7 +634,7 @@ static int cmd_mode(const struct cli *c)
 		ioctl_error("set mode", -ret, CTX_CONFIG, 0);
 		return EXIT_RUNTIME;
 	}
-	return 0;
+	return show_config(c, true);
 }
 
 static int cmd_features(const struct cli *c)
@@ -516,13 +644,8 @@ static int cmd_features(const struct cli *c)
 	char buf[128];
 	int fd, ret;
 
-	if (!c->nargs) {
-		if (read_config(&cfg))
-			return EXIT_RUNTIME;
-		format_features(buf, sizeof(buf), cfg.features);
-		printf("%s\n", buf);
-		return 0;
-	}
+	if (!c->nargs)
+		return show_config(c, false);
 	fd = dev_open(true, false);
 	if (fd < 0)
 		return EXIT_RUNTIME;
@@ -541,7 +664,7 @@ static int cmd_features(const struct cli *c)
 		ioctl_error("set features", -ret, CTX_CONFIG, 0);
 		return EXIT_RUNTIME;
 	}
-	return 0;
+	return show_config(c, true);
 }
 
 /* ---- enable, disable ---- */
@@ -644,25 +767,16 @@ static void stats_text(const struct cli *c, const struct vmamerge_query *q,
 		       (unsigned long long)q->counters[i]);
 }
 
-static const char *json_bool(bool b)
-{
-	return b ? "true" : "false";
-}
-
 static void stats_json(const struct cli *c, const struct vmamerge_query *q,
 		       unsigned int nr)
 {
 	char buf[32];
 	unsigned int i;
 
-	if (c->have_pid)
-		printf("{\"pid\": %d, \"state\": {\"opted_in\": %s, \"exec_keep\": %s, \"exec_once\": %s, \"active\": %s, \"raw\": %u}",
-		       (int)c->pid,
-		       json_bool(q->state & VMAMERGE_STATE_OPTED_IN),
-		       json_bool(q->state & VMAMERGE_STATE_EXEC_KEEP),
-		       json_bool(q->state & VMAMERGE_STATE_EXEC_ONCE),
-		       json_bool(q->state & VMAMERGE_STATE_ACTIVE), q->state);
-	else
+	if (c->have_pid) {
+		printf("{\"pid\": %d, \"state\": ", (int)c->pid);
+		json_state(stdout, q->state);
+	} else
 		printf("{\"pid\": null, \"state\": null");
 	printf(", \"counters\": {");
 	for (i = 0; i < nr; i++) {
@@ -1047,10 +1161,10 @@ static int dispatch(const struct cli *c)
 		cli_help(stdout, c->help_cmd);
 		return 0;
 	case CMD_VERSION:
-		printf("vmamerge %s (ABI version %d)\n", VMAMERGE_CLI_VERSION,
+		printf("vmamerge %s (ABI version %d)\n", VMAMERGE_VERSION,
 		       VMAMERGE_ABI_VERSION);
 		return 0;
-	case CMD_STATUS:	return cmd_status();
+	case CMD_STATUS:	return cmd_status(c);
 	case CMD_MODE:		return cmd_mode(c);
 	case CMD_FEATURES:	return cmd_features(c);
 	case CMD_ENABLE:	return cmd_advise(c, VMAMERGE_ADVISE_ENABLE);
@@ -1064,6 +1178,17 @@ static int dispatch(const struct cli *c)
 	}
 }
 
+/* --json among the options (before a "--"): usage errors as JSON too. */
+static bool wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	char err[256];
@@ -1072,9 +1197,16 @@ int main(int argc, char **argv)
 
 	if (cli_parse(argc, argv, &c, err, sizeof(err))) {
 		msg("%s", err);
+		if (wants_json(argc, argv))
+			json_error(err);
 		return cli_usage_status(&c);
 	}
+	json_mode = c.json;
 	ret = dispatch(&c);
+	/* verify's 1 is a result (printed), not an error */
+	if (json_mode && ret && json_err[0] &&
+	    !(c.cmd == CMD_VERIFY && ret == EXIT_RUNTIME))
+		json_error(json_err);
 	if (fflush(stdout) || ferror(stdout)) {
 		msg("write error: %s", strerror(errno));
 		/* verify's 1 means "violation found" */
