@@ -43,8 +43,10 @@ $(KLP_CONVERT): module/klp-convert/klp-convert.c
 klp-convert: $(KLP_CONVERT)
 
 # Build, then turn the listed internal symbols into livepatch relocations.
+# One version for module, CLI and dkms: dkms.conf's PACKAGE_VERSION.
 module: check-kdir $(KLP_CONVERT)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) \
+		KCPPFLAGS="$(KCPPFLAGS) -DVMAMERGE_VERSION=$(VERSION_DKMS)" modules
 	$(KLP_CONVERT) --series $(SERIES) module/ksyms.list vmamerge.ko
 
 cli:

@@ -10,9 +10,19 @@
 
 #include <linux/module.h>
 #include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/stringify.h>
 #include <linux/utsname.h>
 
 #include "vmamerge.h"
+/* -DVMAMERGE_VERSION=<dkms.conf's PACKAGE_VERSION>, from the Makefile */
+#ifdef VMAMERGE_VERSION
+#define VMAMERGE_VERSION_STR __stringify(VMAMERGE_VERSION)
+#else
+#define VMAMERGE_VERSION_STR "unknown"	/* built without the Makefile */
+#endif
 
 int vmamerge_mode = VMAMERGE_MODE_OPTIN;
 unsigned int vmamerge_features = VMAMERGE_FEATURES_ALL;
@@ -31,6 +41,94 @@ const char *vmamerge_mode_name(int mode)
 	if (mode < 0 || mode >= ARRAY_SIZE(vmamerge_mode_names))
 		return NULL;
 	return vmamerge_mode_names[mode];
+}
+
+static const char *const vmamerge_feature_names[] = {
+	"renumber",
+	"transplant",
+};
+
+static_assert(ARRAY_SIZE(vmamerge_feature_names) ==
+	      ilog2(VMAMERGE_FEATURES_ALL) + 1);
+
+const char *vmamerge_feature_name(int i)
+{
+	if (i < 0 || i >= ARRAY_SIZE(vmamerge_feature_names))
+		return NULL;
+	return vmamerge_feature_names[i];
+}
+
+/* A mode name, or -EINVAL. */
+int vmamerge_parse_mode(const char *s)
+{
+	int mode;
+
+	for (mode = VMAMERGE_MODE_NEVER; vmamerge_mode_name(mode); mode++)
+		if (!strcmp(s, vmamerge_mode_name(mode)))
+			return mode;
+	return -EINVAL;
+}
+
+static int vmamerge_feature_bit(const char *name)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(vmamerge_feature_names); i++)
+		if (!strcmp(name, vmamerge_feature_names[i]))
+			return BIT(i);
+	return 0;
+}
+
+/*
+ * Apply one token to @features: "all", "none", "name" or "+name" (enable),
+ * "-name" (disable).  Returns -EINVAL for anything else.
+ */
+static int vmamerge_apply_feature_token(const char *tok,
+					unsigned int *features)
+{
+	bool enable = true;
+	int bit;
+
+	if (!strcmp(tok, "all")) {
+		*features = VMAMERGE_FEATURES_ALL;
+		return 0;
+	}
+	if (!strcmp(tok, "none")) {
+		*features = 0;
+		return 0;
+	}
+	if (*tok == '+' || *tok == '-')
+		enable = *tok++ == '+';
+	bit = vmamerge_feature_bit(tok);
+	if (!bit)
+		return -EINVAL;
+	if (enable)
+		*features |= bit;
+	else
+		*features &= ~bit;
+	return 0;
+}
+
+/*
+ * Apply the tokens in @buf (separated by blanks or commas; @buf is cut
+ * up) to *@features, left to right.  -EINVAL for a bad token or none at
+ * all; *@features may then be partly changed (callers work on a copy).
+ */
+int vmamerge_parse_features(char *buf, unsigned int *features)
+{
+	char *tok;
+	int ntok = 0;
+	int ret;
+
+	while ((tok = strsep(&buf, " \t\n,")) != NULL) {
+		if (!*tok)
+			continue;
+		ret = vmamerge_apply_feature_token(tok, features);
+		if (ret)
+			return ret;
+		ntok++;
+	}
+	return ntok ? 0 : -EINVAL;
 }
 
 int vmamerge_set_mode(int mode)
@@ -54,6 +152,84 @@ int vmamerge_set_features(unsigned int features)
 	mutex_unlock(&vmamerge_config_lock);
 	return 0;
 }
+
+/*
+ * Load-time defaults, e.g. in /etc/modprobe.d/vmamerge.conf:
+ *   options vmamerge mode=always features=renumber
+ * Parsed like the debugfs writes; a bad value refuses the load.  Reading
+ * /sys/module/vmamerge/parameters/{mode,features} shows the current values
+ * (changed at run time through debugfs or the ioctl).
+ */
+static int vmamerge_param_mode_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	char *buf = kstrdup(val ?: "", GFP_KERNEL);
+	int mode;
+
+	if (!buf)
+		return -ENOMEM;
+	mode = vmamerge_parse_mode(strim(buf));
+	kfree(buf);
+	if (mode < 0) {
+		pr_err("mode=%s: unknown mode (always, optin, never)\n",
+		       val ?: "");
+		return mode;
+	}
+	return vmamerge_set_mode(mode);
+}
+
+static int vmamerge_param_mode_get(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%s\n",
+			  vmamerge_mode_name(READ_ONCE(vmamerge_mode)));
+}
+
+static const struct kernel_param_ops vmamerge_param_mode_ops = {
+	.set = vmamerge_param_mode_set,
+	.get = vmamerge_param_mode_get,
+};
+module_param_cb(mode, &vmamerge_param_mode_ops, NULL, 0444);
+MODULE_PARM_DESC(mode, "global mode at load: always, optin (default), never");
+
+/* The list of features that are on, from none: "renumber", "all", ... */
+static int vmamerge_param_features_set(const char *val,
+				       const struct kernel_param *kp)
+{
+	char *buf = kstrdup(val ?: "", GFP_KERNEL);
+	unsigned int features = 0;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ret = vmamerge_parse_features(buf, &features);
+	kfree(buf);
+	if (ret) {
+		pr_err("features=%s: not a list of features (all, none, renumber, transplant; +NAME, -NAME; separated by commas)\n",
+		       val ?: "");
+		return ret;
+	}
+	return vmamerge_set_features(features);
+}
+
+static int vmamerge_param_features_get(char *buffer,
+				       const struct kernel_param *kp)
+{
+	unsigned int features = READ_ONCE(vmamerge_features);
+	int i, len = 0;
+
+	for (i = 0; vmamerge_feature_name(i); i++)
+		if (features & BIT(i))
+			len += sysfs_emit_at(buffer, len, "%s%s", len ? "," : "",
+					     vmamerge_feature_name(i));
+	return len + sysfs_emit_at(buffer, len, "%s\n", len ? "" : "none");
+}
+
+static const struct kernel_param_ops vmamerge_param_features_ops = {
+	.set = vmamerge_param_features_set,
+	.get = vmamerge_param_features_get,
+};
+module_param_cb(features, &vmamerge_param_features_ops, NULL, 0444);
+MODULE_PARM_DESC(features, "features on at load, from none: all (default), none, or a comma-separated list of renumber, transplant");
 
 /*
  * Test hook: make init fail at point N (1 before the exec/exit hooks,
@@ -101,8 +277,9 @@ static int __init vmamerge_init(void)
 	ret = vmamerge_injected_failure(4) ?: vmamerge_livepatch_enable();
 	if (ret)
 		goto err_debugfs;
-	pr_info("loaded for %s, mode %s\n", init_utsname()->release,
-		vmamerge_mode_name(vmamerge_mode));
+	pr_info("%s loaded for %s, mode %s, features %#x\n", VMAMERGE_VERSION_STR,
+		init_utsname()->release, vmamerge_mode_name(vmamerge_mode),
+		vmamerge_features);
 	return 0;
 
 err_debugfs:
@@ -136,6 +313,7 @@ static void __exit vmamerge_exit(void)
 module_init(vmamerge_init);
 module_exit(vmamerge_exit);
 MODULE_LICENSE("GPL");
+MODULE_VERSION(VMAMERGE_VERSION_STR);
 MODULE_DESCRIPTION("Wider anonymous VMA merging (renumber, transplant) for opted-in processes");
 MODULE_AUTHOR("The vmamerge developers");
 MODULE_INFO(livepatch, "Y");

@@ -20,14 +20,6 @@
 
 static struct dentry *vmamerge_debugfs_dir;
 
-static const char *const vmamerge_feature_names[] = {
-	"renumber",
-	"transplant",
-};
-
-static_assert(ARRAY_SIZE(vmamerge_feature_names) ==
-	      ilog2(VMAMERGE_FEATURES_ALL) + 1);
-
 #define VMAMERGE_COUNTER_NAME_(id, name) name,
 static const char *const vmamerge_counter_names[] = {
 	VMAMERGE_COUNTERS(VMAMERGE_COUNTER_NAME_)
@@ -63,16 +55,6 @@ static int vmamerge_mode_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int vmamerge_parse_mode(const char *s)
-{
-	int mode;
-
-	for (mode = VMAMERGE_MODE_NEVER; vmamerge_mode_name(mode); mode++)
-		if (!strcmp(s, vmamerge_mode_name(mode)))
-			return mode;
-	return -EINVAL;
-}
-
 static ssize_t vmamerge_mode_write(struct file *file, const char __user *ubuf,
 				   size_t count, loff_t *ppos)
 {
@@ -94,68 +76,11 @@ static int vmamerge_features_show(struct seq_file *m, void *v)
 	unsigned int features = READ_ONCE(vmamerge_features);
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(vmamerge_feature_names); i++)
+	for (i = 0; vmamerge_feature_name(i); i++)
 		seq_printf(m, features & BIT(i) ? "%s[%s]" : "%s%s",
-			   i ? " " : "", vmamerge_feature_names[i]);
+			   i ? " " : "", vmamerge_feature_name(i));
 	seq_putc(m, '\n');
 	return 0;
-}
-
-static int vmamerge_feature_bit(const char *name)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(vmamerge_feature_names); i++)
-		if (!strcmp(name, vmamerge_feature_names[i]))
-			return BIT(i);
-	return 0;
-}
-
-/*
- * Apply one token to @features: "all", "none", "name" or "+name" (enable),
- * "-name" (disable).  Returns -EINVAL for anything else.
- */
-static int vmamerge_apply_feature_token(const char *tok,
-					unsigned int *features)
-{
-	bool enable = true;
-	int bit;
-
-	if (!strcmp(tok, "all")) {
-		*features = VMAMERGE_FEATURES_ALL;
-		return 0;
-	}
-	if (!strcmp(tok, "none")) {
-		*features = 0;
-		return 0;
-	}
-	if (*tok == '+' || *tok == '-')
-		enable = *tok++ == '+';
-	bit = vmamerge_feature_bit(tok);
-	if (!bit)
-		return -EINVAL;
-	if (enable)
-		*features |= bit;
-	else
-		*features &= ~bit;
-	return 0;
-}
-
-static int vmamerge_parse_features(char *buf, unsigned int *features)
-{
-	char *tok;
-	int ntok = 0;
-	int ret;
-
-	while ((tok = strsep(&buf, " \t\n")) != NULL) {
-		if (!*tok)
-			continue;
-		ret = vmamerge_apply_feature_token(tok, features);
-		if (ret)
-			return ret;
-		ntok++;
-	}
-	return ntok ? 0 : -EINVAL;
 }
 
 static ssize_t vmamerge_features_write(struct file *file,

@@ -23,6 +23,10 @@ extern unsigned int vmamerge_features;	/* VMAMERGE_FEATURE_* */
 int vmamerge_set_mode(int mode);
 int vmamerge_set_features(unsigned int features);
 const char *vmamerge_mode_name(int mode);
+const char *vmamerge_feature_name(int i);	/* of BIT(i); NULL past the end */
+/* The one parser of mode and feature names (debugfs, module parameters). */
+int vmamerge_parse_mode(const char *s);
+int vmamerge_parse_features(char *buf, unsigned int *features);
 
 /* ---- validated kernel builds (validated_builds.c) ---- */
 

@@ -515,6 +515,8 @@ run t_inplace -s
 torture_selftest
 run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
 [ -f "$KO" ] && failed_loads
+# module parameters mode=, features= (tests/guest/t_cli.sh, issue 12)
+[ -f "$KO" ] && run t_cli.sh params "$KO"
 
 LOADED=0
 if [ ! -f "$KO" ]; then

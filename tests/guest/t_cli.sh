@@ -7,6 +7,9 @@
 # defaults.  Output: "ok - ..."/"not ok - ..." lines for run.sh.
 #
 #   t_cli.sh            (VMAMERGE_CLI: the CLI, default /bin/vmamerge)
+#   t_cli.sh params KO  the module parameters mode= and features= through
+#                       modprobe.d and insmod, good and bad values; runs
+#                       with the module unloaded and leaves it so
 
 DIR=$(cd "$(dirname "$0")" && pwd)
 CLI=${VMAMERGE_CLI:-/bin/vmamerge}
@@ -339,6 +342,110 @@ usage_tests() {
 	[ $_rc -eq 0 ] && grep -q '^  run \[--no-exec\]' "$T/out" && grep -q '^  verify -p PID' "$T/out"
 	res $? "--help: every command" "exit $_rc"
 }
+
+# ---- module parameters (t_cli.sh params KO) ----
+
+LP=/sys/kernel/livepatch/vmamerge
+
+# unload_mod: disable the livepatch, wait, rmmod; 0 when gone
+unload_mod() {
+	[ -e $LP/enabled ] && echo 0 > $LP/enabled
+	t_wait gone $LP 60000 >/dev/null &&
+		t_wait value /sys/module/vmamerge/refcnt 0 30000 >/dev/null &&
+		rmmod vmamerge && t_wait gone /sys/module/vmamerge 10000 >/dev/null
+}
+
+# loaded_with DESC MODE FEATURES: debugfs, parameters and status agree
+loaded_with() {
+	t_wait value $LP/transition 0 60000 >/dev/null
+	check "$1: debugfs mode" 0 "$2" cat $DBG/mode
+	check "$1: debugfs features" 0 "$3" cat $DBG/features
+	vmamerge status > "$T/out" 2>&1
+	grep -qxF "mode:         $2" "$T/out" && grep -qxF "features:     $3" "$T/out"
+	res $? "$1: vmamerge status shows them" "$(cat "$T/out")"
+}
+
+# refused DESC MESSAGE INSMOD-ARGS...: the load fails, the kernel log has
+# MESSAGE (each test's is unique: the log is not cleared, run.sh looks
+# for splats in all of it), nothing is left behind
+refused() {
+	_d=$1
+	_m=$2
+	shift 2
+	insmod "$KO" "$@" > "$T/out" 2>&1
+	_rc=$?
+	_left=
+	for _p in /sys/module/vmamerge /dev/vmamerge $DBG $LP; do
+		[ -e $_p ] && _left="$_left $_p"
+	done
+	[ $_rc -ne 0 ] && [ -z "$_left" ] && dmesg | grep -qF "vmamerge: $_m"
+	res $? "$_d: refused with '$_m', nothing left" "insmod exit $_rc: $(cat "$T/out")" \
+		"left:$_left" "$(dmesg | tail -5)"
+	[ -e /sys/module/vmamerge ] && unload_mod
+}
+
+params_tests() {
+	_mods=/lib/modules/$(uname -r)
+	# as an administrator configures it: modprobe.d, then modprobe
+	mkdir -p /etc/modprobe.d "$_mods/extra"
+	cp "$KO" "$_mods/extra/vmamerge.ko"
+	echo 'options vmamerge mode=always features=renumber' > /etc/modprobe.d/vmamerge.conf
+	depmod
+	check "modprobe vmamerge with modprobe.d options mode=always features=renumber" 0 '\c' \
+		modprobe vmamerge
+	loaded_with "modprobe.d" '[always] optin never' '[renumber] transplant'
+	check "  ... /sys/module/vmamerge/parameters" 0 'always\nrenumber' \
+		cat /sys/module/vmamerge/parameters/mode /sys/module/vmamerge/parameters/features
+	_ver=$(cat /sys/module/vmamerge/version)
+	check "  ... the CLI has the module's version" 0 "vmamerge $_ver (ABI version 1)" \
+		vmamerge --version
+	[ -n "$_ver" ] && [ "$_ver" != unknown ]
+	res $? "  ... which is set ('$_ver')"
+	dmesg | grep -qF "vmamerge: $_ver loaded for $(uname -r), mode always, features 0x1"
+	res $? "  ... the kernel log says version, mode and features" "$(dmesg | grep vmamerge: | tail -3)"
+	vmamerge features all
+	check "  ... the parameter shows the value changed at run time" 0 'renumber,transplant' \
+		cat /sys/module/vmamerge/parameters/features
+	unload_mod
+	res $? "  ... unload"
+	rm -f /etc/modprobe.d/vmamerge.conf "$_mods/extra/vmamerge.ko"
+	depmod
+
+	check "insmod KO mode=never features=none,+transplant" 0 '\c' \
+		insmod "$KO" mode=never features=none,+transplant
+	loaded_with "insmod mode=never" 'always optin [never]' 'renumber [transplant]'
+	unload_mod
+	check "insmod KO features=all,-transplant mode=optin" 0 '\c' \
+		insmod "$KO" features=all,-transplant mode=optin
+	loaded_with "insmod features=all,-transplant" 'always [optin] never' '[renumber] transplant'
+	unload_mod
+	check "insmod KO (defaults)" 0 '\c' insmod "$KO"
+	loaded_with "insmod, defaults" 'always [optin] never' '[renumber] [transplant]'
+	unload_mod
+	res $? "  ... unload"
+
+	refused "mode=sometimes" "mode=sometimes: unknown mode (always, optin, never)" mode=sometimes
+	refused "mode=" "mode=: unknown mode (always, optin, never)" mode=
+	refused "mode=ALWAYS" "mode=ALWAYS: unknown mode (always, optin, never)" mode=ALWAYS
+	refused "features=bogus" "features=bogus: not a list of features" features=bogus
+	refused "features=renumber,frob" "features=renumber,frob: not a list of features" \
+		features=renumber,frob
+	refused "features=" "features=: not a list of features" features=
+	refused "mode=always features=+" "features=+: not a list of features" mode=always features=+
+	check "  ... and then it loads with the defaults" 0 '\c' insmod "$KO"
+	loaded_with "after the refused loads" 'always [optin] never' '[renumber] [transplant]'
+	unload_mod
+	res $? "  ... unload"
+}
+
+if [ "$1" = params ]; then
+	KO=$2
+	params_tests
+	cd /
+	rm -rf "$T"
+	[ -n "$LINK" ] && rm -f "$LINK"
+	exit 0
+fi
 
 argv_tests ""
 readme_tests
