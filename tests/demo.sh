@@ -1,6 +1,6 @@
 #!/bin/bash
-# `make demo`: boots one matrix kernel (default 6.12; VMAMERGE_DEMO_KERNEL=6.1
-# or a full release string for another) in QEMU and runs
+# `make demo`: boots one matrix kernel (default: the stock build of 6.12;
+# VMAMERGE_DEMO_KERNEL=6.1, or a full release string, a debug twin's too) in QEMU and runs
 # tests/qemu/demo-guest.sh there: tests/qemu/demo-prog.c on the stock kernel,
 # then opted in to vmamerge, with `vmamerge maps -p` and `vmamerge stats`.
 #
@@ -13,13 +13,25 @@ source "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 want=${VMAMERGE_DEMO_KERNEL:-6.12}
 read_matrix
-rel='' ser=''
+# A series means its stock Debian build (read_matrix lists the debug twins
+# too); a release string that exact build, a debug twin included.
+rel='' ser='' kind=''
 for i in "${!series[@]}"; do
-	if [[ ${series[$i]} == "$want" || ${releases[$i]} == "$want" ]]; then
-		rel=${releases[$i]} ser=${series[$i]}
+	if [[ ${releases[$i]} == "$want" ||
+	      (-z $rel && ${series[$i]} == "$want" && ${kinds[$i]} == stock) ]]; then
+		rel=${releases[$i]} ser=${series[$i]} kind=${kinds[$i]}
 	fi
 done
 [[ -n $rel ]] || { echo "demo: '$want' is not a kernel of tests/matrix" >&2; exit 1; }
+echo "=== demo kernel: $rel ($kind)"
+
+# The guest's swap is zram: a module to load where it is one, nothing to
+# do where it is built in (the debug twins build everything in).
+gmods=zram
+builtin=$cache/kernels/$rel/lib/modules/$rel/modules.builtin
+if [[ $kind == debug ]] || { [[ -f $builtin ]] && grep -q '/zram\.ko$' "$builtin"; }; then
+	gmods=""
+fi
 
 mkdir -p "$logdir"
 tapfile=$logdir/tap.txt
@@ -51,7 +63,8 @@ install -m 755 "$repo/tests/qemu/demo-guest.sh" "$demo/stage/demo/demo.sh"
 guest_bin=/nonexistent # no guest tests in the demo
 stage_guest "$rel" "$demo/stage.common"
 cp -a "$demo/stage.common/." "$demo/stage/"
-bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$demo/demo.cpio.gz" "$demo/stage"
+VMAMERGE_GUEST_MODULES=$gmods \
+	bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$demo/demo.cpio.gz" "$demo/stage"
 
 echo "=== booting $rel (QEMU TCG, about 10 s to boot)"
 VMAMERGE_GUEST_APPEND=vmamerge_test=demo VMAMERGE_STREAM_PREFIX="" \
