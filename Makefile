@@ -64,6 +64,11 @@ install: cli
 		$(DESTDIR)$(PREFIX)/include/linux/vmamerge.h
 	install -D -m 0644 userspace/99-vmamerge.rules \
 		$(DESTDIR)/etc/udev/rules.d/99-vmamerge.rules
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	sed 's/@VERSION@/$(VERSION_DKMS)/' userspace/vmamerge.8 \
+		>$(DESTDIR)$(PREFIX)/share/man/man8/vmamerge.8
+	install -D -m 0644 userspace/vmamerge.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vmamerge
 	-udevadm control --reload-rules
 
 uninstall:
@@ -76,7 +81,9 @@ uninstall:
 	rm -rf /usr/src/vmamerge-$(VERSION_DKMS)
 	rm -f $(DESTDIR)$(PREFIX)/bin/vmamerge \
 		$(DESTDIR)$(PREFIX)/include/linux/vmamerge.h \
-		$(DESTDIR)/etc/udev/rules.d/99-vmamerge.rules
+		$(DESTDIR)/etc/udev/rules.d/99-vmamerge.rules \
+		$(DESTDIR)$(PREFIX)/share/man/man8/vmamerge.8 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vmamerge
 
 check:
 	bash tests/check.sh

@@ -575,6 +575,17 @@ bool pair_reason_is_candidate(enum pair_reason r)
 	       r == PAIR_BOTH;
 }
 
+size_t maps_missed_merges(const struct maps_summary *sum)
+{
+	size_t n = 0;
+	unsigned int r;
+
+	for (r = 0; r < PAIR_NR_REASONS; r++)
+		if (pair_reason_is_candidate(r))
+			n += sum->by_reason[r];
+	return n;
+}
+
 void maps_format_pair(char *buf, size_t len, const struct vma_pair *p)
 {
 	const char *root = p->different_root ? " (different root)" : "";

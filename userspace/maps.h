@@ -130,6 +130,11 @@ bool anon_names_compatible(const char *a, const char *b);
 const char *pair_reason_name(enum pair_reason r);
 const char *pair_reason_text(enum pair_reason r);
 bool pair_reason_is_candidate(enum pair_reason r);
+/*
+ * Merges the process misses: adjacent pairs that vmamerge's features
+ * address (pgoff, anon_vma, both, unknown); each one merged is one VMA less.
+ */
+size_t maps_missed_merges(const struct maps_summary *sum);
 
 /*
  * The reason of one pair as "vmamerge maps" prints it: exact pairs say

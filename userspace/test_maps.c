@@ -391,6 +391,8 @@ static void test_module_merge(void)
 	fclose(f);
 	ok(!strcmp(buf, "12 vmas, 9 adjacent anonymous pairs: 2 differ in pgoff, 2 differ only in anon_vma, 1 differ in both, 2 differ in pgoff or anon_vma (changed while being read), 2 unexplained (unknown)\n"),
 	   "module: summary line");
+	ok(maps_missed_merges(&s) == 7,
+	   "module: 7 missed merges (pgoff, anon_vma, both, changed; not unexplained)");
 	printf("# %s", buf);
 	free(buf);
 	free(pairs);

@@ -4,8 +4,10 @@
  * features, per-process opt-in, counters, and a look at a process's VMAs.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -767,24 +769,117 @@ static void stats_text(const struct cli *c, const struct vmamerge_query *q,
 		       (unsigned long long)q->counters[i]);
 }
 
-static void stats_json(const struct cli *c, const struct vmamerge_query *q,
-		       unsigned int nr)
+static unsigned int nr_counters_of(const struct vmamerge_query *q)
 {
-	char buf[32];
-	unsigned int i;
+	return q->nr_counters > VMAMERGE_MAX_COUNTERS ? VMAMERGE_MAX_COUNTERS :
+	       q->nr_counters;
+}
 
-	if (c->have_pid) {
-		printf("{\"pid\": %d, \"state\": ", (int)c->pid);
-		json_state(stdout, q->state);
-	} else
-		printf("{\"pid\": null, \"state\": null");
-	printf(", \"counters\": {");
+static void json_counters(const struct vmamerge_query *q)
+{
+	unsigned int i, nr = nr_counters_of(q);
+	char buf[32];
+
+	printf("{");
 	for (i = 0; i < nr; i++) {
 		printf("%s", i ? ", " : "");
 		json_string(stdout, counter_name(i, buf, sizeof(buf)));
 		printf(": %llu", (unsigned long long)q->counters[i]);
 	}
-	printf("}}\n");
+	printf("}");
+}
+
+static void stats_json(const struct cli *c, const struct vmamerge_query *q)
+{
+	if (c->have_pid) {
+		printf("{\"pid\": %d, \"state\": ", (int)c->pid);
+		json_state(stdout, q->state);
+	} else {
+		printf("{\"pid\": null, \"state\": null");
+	}
+	printf(", \"counters\": ");
+	json_counters(q);
+	printf("}\n");
+}
+
+/*
+ * stats --all: every process this user may query that is opted in (like
+ * /proc/PID/ksm_stat for KSM), found through /proc.
+ */
+static int cmd_stats_all(const struct cli *c)
+{
+	size_t nr_opted = 0, nr_hidden = 0;
+	unsigned int i, nr, shown;
+	struct vmamerge_query q;
+	char path[64], buf[32], *comm;
+	struct dirent *e;
+	struct target t;
+	pid_t pid;
+	DIR *d;
+	int fd, ret;
+
+	fd = dev_open(false, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	d = opendir("/proc");
+	if (!d) {
+		msg("cannot read /proc: %s", strerror(errno));
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	if (c->json)
+		printf("{\"processes\": [");
+	while ((e = readdir(d))) {
+		if (parse_pid(e->d_name, &pid))
+			continue;
+		t.kind = VMAMERGE_TARGET_PID;
+		t.id = pid;
+		ret = query(fd, &t, false, &q);
+		if (ret == -EPERM || ret == -EACCES)
+			nr_hidden++;
+		/* gone since (ESRCH), kernel threads (EINVAL): not listed */
+		if (ret || !(q.state & VMAMERGE_STATE_OPTED_IN))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		comm = read_line(path);
+		if (c->json) {
+			printf("%s\n  {\"pid\": %d, \"comm\": ", nr_opted ? "," : "",
+			       (int)pid);
+			json_string(stdout, comm ? comm : "");
+			printf(", \"state\": ");
+			json_state(stdout, q.state);
+			printf(", \"counters\": ");
+			json_counters(&q);
+			printf("}");
+		} else {
+			printf("pid %d (%s): ", (int)pid, comm ? comm : "?");
+			print_state_line(stdout, "", q.state);
+			nr = nr_counters_of(&q);
+			for (i = 0, shown = 0; i < nr; i++) {
+				if (!q.counters[i])
+					continue;
+				printf("%s%s %llu", shown++ ? ", " : "  ",
+				       counter_name(i, buf, sizeof(buf)),
+				       (unsigned long long)q.counters[i]);
+			}
+			printf("%s\n", shown ? "" : "  (all counters 0)");
+		}
+		free(comm);
+		nr_opted++;
+	}
+	closedir(d);
+	close(fd);
+	if (c->json) {
+		printf("],\n \"nr_processes\": %zu, \"not_readable\": %zu}\n",
+		       nr_opted, nr_hidden);
+		return 0;
+	}
+	printf("%zu opted-in process%s", nr_opted, nr_opted == 1 ? "" : "es");
+	if (nr_hidden)
+		printf(" (%zu other process%s not readable by this user)", nr_hidden,
+		       nr_hidden == 1 ? "" : "es");
+	printf("\n");
+	return 0;
 }
 
 /* Global counters from debugfs "name value" lines, into q. */
@@ -817,9 +912,10 @@ static int cmd_stats(const struct cli *c)
 {
 	struct vmamerge_query q;
 	struct target t;
-	unsigned int nr;
 	int fd, ret;
 
+	if (c->all)
+		return cmd_stats_all(c);
 	fd = dev_open(false, true);
 	if (fd < 0) {
 		if (c->have_pid || stats_from_debugfs(&q)) {
@@ -844,13 +940,10 @@ static int cmd_stats(const struct cli *c)
 			return EXIT_RUNTIME;
 		}
 	}
-	nr = q.nr_counters;
-	if (nr > VMAMERGE_MAX_COUNTERS)
-		nr = VMAMERGE_MAX_COUNTERS;
 	if (c->json)
-		stats_json(c, &q, nr);
+		stats_json(c, &q);
 	else
-		stats_text(c, &q, nr);
+		stats_text(c, &q, nr_counters_of(&q));
 	return 0;
 }
 
@@ -1074,6 +1167,51 @@ static void maps_json(pid_t pid, const char *src, const char *note,
 	printf("}}\n");
 }
 
+/* vm.max_map_count, or -1 */
+static long max_map_count(void)
+{
+	char *v = read_line("/proc/sys/vm/max_map_count");
+	unsigned long long n;
+	long ret = -1;
+
+	if (v && !parse_ull_strict(v, LONG_MAX, &n))
+		ret = n;
+	free(v);
+	return ret;
+}
+
+/* maps --summary: the counts, the missed merges, the distance to the limit */
+static void maps_summary(const struct cli *c, const struct vma_list *l,
+			 const struct maps_summary *s)
+{
+	long max = max_map_count();
+	size_t missed = maps_missed_merges(s);
+	unsigned int r;
+
+	if (c->json) {
+		printf("{\"pid\": %d, \"nr_vmas\": %zu, \"max_map_count\": ",
+		       (int)c->pid, s->nr_vmas);
+		if (max >= 0)
+			printf("%ld, \"headroom\": %ld", max, max - (long)s->nr_vmas);
+		else
+			printf("null, \"headroom\": null");
+		printf(", \"module_info\": %s, \"adjacent_anon_pairs\": %zu, \"missed_merges\": %zu, \"by_reason\": {",
+		       json_bool(l->have_mod), s->nr_pairs, missed);
+		for (r = 0; r < PAIR_NR_REASONS; r++)
+			printf("%s\"%s\": %zu", r ? ", " : "", pair_reason_name(r),
+			       s->by_reason[r]);
+		printf("}}\n");
+		return;
+	}
+	printf("pid %d: %zu vmas", (int)c->pid, s->nr_vmas);
+	if (max >= 0)
+		printf(", vm.max_map_count %ld (%ld to go)", max,
+		       max - (long)s->nr_vmas);
+	printf("\nmissed merges: %zu (merged, %zu vmas)\n", missed,
+	       s->nr_vmas - missed);
+	maps_print_summary(stdout, s, l->anon_pgoff_visible);
+}
+
 static int cmd_maps(const struct cli *c)
 {
 	struct vma_list list;
@@ -1093,7 +1231,9 @@ static int cmd_maps(const struct cli *c)
 		msg("out of memory");
 		goto out;
 	}
-	if (c->json)
+	if (c->summary)
+		maps_summary(c, &list, &sum);
+	else if (c->json)
 		maps_json(c->pid, src, note, &list, pairs, &sum);
 	else
 		maps_text(c->pid, src, note, &list, pairs, &sum);

@@ -221,6 +221,53 @@ EOS
 	wait $PID 2>/dev/null
 }
 
+# ---- stats --all, maps --summary ----
+
+listing_tests() {
+	t_wait sleep 120000 &
+	_a=$!
+	t_asuser $NOBODY t_wait sleep 120000 &
+	_b=$!
+	t_wait value "/proc/$_a/comm" t_wait 10000 >/dev/null
+	t_wait value "/proc/$_b/comm" t_wait 10000 >/dev/null
+	vmamerge enable -p $_a
+	vmamerge enable -p $_b --no-exec
+	runs "stats --all: exit 0" 0 vmamerge stats --all
+	grep -qxF "pid $_a (t_wait): opted in, kept across execve, active" "$T/out" &&
+		grep -qxF "pid $_b (t_wait): opted in, ends at execve, active" "$T/out" &&
+		tail -1 "$T/out" | grep -qx '[0-9]* opted-in process\(es\)\{0,1\}'
+	res $? "  ... lists both opted-in processes with their state" "$(cat "$T/out")"
+	runs "stats --all --json: exit 0" 0 vmamerge stats --all --json
+	t_json < "$T/out" >/dev/null &&
+		grep -qF "{\"pid\": $_a, \"comm\": \"t_wait\", \"state\": {\"opted_in\": true, \"exec_keep\": true" "$T/out" &&
+		grep -qF "{\"pid\": $_b, \"comm\": \"t_wait\", \"state\": {\"opted_in\": true, \"exec_keep\": false" "$T/out"
+	res $? "  ... valid JSON with both" "$(head -c 800 "$T/out")"
+	runs "stats --all as uid $NOBODY: exit 0" 0 t_asuser $NOBODY vmamerge stats --all
+	grep -qxF "pid $_b (t_wait): opted in, ends at execve, active" "$T/out" &&
+		! grep -q "^pid $_a " "$T/out" &&
+		tail -1 "$T/out" | grep -q 'opted-in process.* (.* not readable by this user)$'
+	res $? "  ... only its own process; root's are counted as not readable" "$(cat "$T/out")"
+	vmamerge disable -p $_a
+	runs "stats --all after disable" 0 vmamerge stats --all
+	! grep -q "^pid $_a " "$T/out" && grep -q "^pid $_b " "$T/out"
+	res $? "  ... the disabled process is gone from the list" "$(cat "$T/out")"
+
+	_n=$(wc -l < /proc/$_a/maps)
+	_max=$(cat /proc/sys/vm/max_map_count)
+	runs "maps -p PID --summary: exit 0" 0 vmamerge maps -p $_a --summary
+	[ "$(sed -n 1p "$T/out")" = "pid $_a: $_n vmas, vm.max_map_count $_max ($((_max - _n)) to go)" ] &&
+		[ "$(sed -n 2p "$T/out")" = "missed merges: 0 (merged, $_n vmas)" ] &&
+		sed -n 3p "$T/out" | grep -q "^$_n vmas, 0 adjacent anonymous pairs: " &&
+		[ "$(wc -l < "$T/out")" -eq 3 ]
+	res $? "  ... VMAs, distance to vm.max_map_count, missed merges" "$(cat "$T/out")"
+	runs "maps -p PID --summary --json: exit 0" 0 vmamerge maps -p $_a --summary --json
+	json "  ... nr_vmas, max_map_count, headroom, missed_merges" \
+		"$_a\n$_n\n$_max\n$((_max - _n))\n0\ntrue" \
+		.pid .nr_vmas .max_map_count .headroom .missed_merges .module_info
+	kill $_a $_b
+	wait $_a $_b 2>/dev/null
+}
+
 # ---- as uid 65534 ----
 
 unprivileged_tests() {
@@ -449,6 +496,7 @@ fi
 
 argv_tests ""
 readme_tests
+listing_tests
 json_tests
 usage_tests
 unprivileged_tests
