@@ -33,6 +33,15 @@ if [[ $kind == debug ]] || { [[ -f $builtin ]] && grep -q '/zram\.ko$' "$builtin
 	gmods=""
 fi
 
+# The demo builds in $cache/build/<release>/ as make check does: one at a
+# time (check.sh's lock).
+mkdir -p "$cache"
+exec 9>"$cache/.check.lock"
+if ! flock -n 9; then
+	echo "demo: a make check is using $cache; waiting for it" >&2
+	flock 9
+fi
+
 mkdir -p "$logdir"
 tapfile=$logdir/tap.txt
 : >"$tapfile"
