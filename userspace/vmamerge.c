@@ -832,8 +832,10 @@ static int cmd_stats_all(const struct cli *c)
 	while ((e = readdir(d))) {
 		if (parse_pid(e->d_name, &pid))
 			continue;
-		t.kind = VMAMERGE_TARGET_PID;
+		t.kind = VMAMERGE_TARGET_PID;	/* no pidfd per process */
 		t.id = pid;
+		t.pidfd = -1;
+		t.pid = pid;
 		ret = query(fd, &t, false, &q);
 		if (ret == -EPERM || ret == -EACCES)
 			nr_hidden++;
