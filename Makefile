@@ -42,12 +42,14 @@ $(KLP_CONVERT): module/klp-convert/klp-convert.c
 
 klp-convert: $(KLP_CONVERT)
 
-# Build, then turn the listed internal symbols into livepatch relocations.
+# Build, then turn the listed internal symbols into livepatch relocations,
+# and prove that no replacement function ends in a tail call.
 # One version for module, CLI and dkms: dkms.conf's PACKAGE_VERSION.
 module: check-kdir $(KLP_CONVERT)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) \
 		KCPPFLAGS="$(KCPPFLAGS) -DVMAMERGE_VERSION=$(VERSION_DKMS)" modules
 	$(KLP_CONVERT) --series $(SERIES) module/ksyms.list vmamerge.ko
+	sh module/check-tailcalls.sh vmamerge.ko
 
 cli:
 	$(MAKE) -C userspace

@@ -8,8 +8,9 @@
  * and die with the mm; nothing is looked up on the hot path but one bit.
  *
  * Inheritance:
- *  - fork: dup_mmap() calls uprobe_dup_mmap(oldmm, mm) with both mms write-
- *    locked; the glue replaces it and calls vmamerge_mm_fork().
+ *  - fork: dup_mmap() calls uprobe_dup_mmap(oldmm, mm) with the parent's
+ *    mm write-locked (the child's is not locked yet, and nobody else can
+ *    see it); the glue replaces it and calls vmamerge_mm_fork().
  *  - exec: a kprobe on begin_new_exec() copies the bits from the old mm
  *    (current->mm) to bprm->mm when EXEC_KEEP is set.  begin_new_exec()
  *    is exported and keeps its ENDBR, and a kprobe handler is a call from
@@ -19,6 +20,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/delay.h>
 #include <linux/kprobes.h>
 #include <linux/binfmts.h>
 #include <linux/sched.h>
@@ -95,14 +97,48 @@ static void vmamerge_mm_inherit(struct mm_struct *to, bool exec_keep,
 }
 
 /*
- * Called from uprobe_dup_mmap(); both mms are write-locked.  A forked
- * child is a copy: it keeps the exec behaviour of its parent.
+ * Testing only: hold every fork of an opted-in process this many ms inside
+ * the fork hook, so that a test can disable and unload the module while a
+ * task sleeps in module code called from a replacement function (see
+ * vmamerge_mm_fork() and tests/guest/run.sh, fork_hold_test).
+ */
+static unsigned int test_fork_hold_ms;
+module_param(test_fork_hold_ms, uint, 0600);
+MODULE_PARM_DESC(test_fork_hold_ms,
+		 "testing only: sleep this many ms in the fork hook of opted-in processes");
+
+static void vmamerge_test_fork_hold(void)
+{
+	unsigned int ms = READ_ONCE(test_fork_hold_ms);
+
+	if (likely(!ms))
+		return;
+	pr_info("test_fork_hold_ms: holding a fork of pid %d for %u ms\n",
+		task_tgid_nr(current), ms);
+	msleep(ms);
+}
+
+/*
+ * Called from uprobe_dup_mmap() with @oldmm write-locked; @newmm is not
+ * visible to anyone else yet.  A forked child is a copy: it keeps the exec
+ * behaviour of its parent.
+ *
+ * No sleeping here: GFP_NOWAIT.  Livepatch counts a task as switched when
+ * none of the replacement functions is on its stack (klp_check_stack_func),
+ * so module code must not be left before it returns (Kbuild builds the
+ * module without sibling calls, module/check-tailcalls.sh proves it); not
+ * sleeping keeps the window small and the parent's mmap_lock short.  If
+ * the shadow cannot be had without sleeping, the child still merges and
+ * counts only globally (vmamerge_count()).
  */
 void vmamerge_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
-	if (vmamerge_mm_opted_in(oldmm))
-		vmamerge_mm_inherit(newmm, vmamerge_mm_exec_keep(oldmm),
-				    vmamerge_mm_exec_once(oldmm), GFP_KERNEL);
+	if (!vmamerge_mm_opted_in(oldmm))
+		return;
+	vmamerge_test_fork_hold();
+	vmamerge_mm_inherit(newmm, vmamerge_mm_exec_keep(oldmm),
+			    vmamerge_mm_exec_once(oldmm),
+			    GFP_NOWAIT | __GFP_NOWARN);
 }
 
 /*

@@ -2,9 +2,10 @@
 /*
  * The replacement of uprobe_dup_mmap(), the fork hook.
  *
- * dup_mmap() calls uprobe_dup_mmap(oldmm, mm) on every fork with both mms
- * write-locked; the replacement does the stock work and then copies the
- * opt-in (optin.c).  The stock body is the same in both supported builds
+ * dup_mmap() calls uprobe_dup_mmap(oldmm, mm) on every fork with oldmm
+ * write-locked (mm is not locked yet; nobody else sees it); the
+ * replacement does the stock work and then copies the opt-in (optin.c),
+ * which must not end in a tail call (see vmamerge_mm_fork()).  The stock body is the same in both supported builds
  * (kernel/events/uprobes.c: 6.1.192-2 line 1578, 6.12.117-1~deb12u1 line
  * 1641), so it is written once; a build whose body differs needs its own
  * copy in its glue.

@@ -269,6 +269,12 @@ step_klp_convert_test() {
 	bash "$repo/tests/klp-convert-test.sh" 2>&1 | sed 's/^/  /'
 }
 
+# The disassembly check every module build runs (Makefile, module target)
+# must itself catch a sibling call and accept its fix.
+step_tailcall_selftest() {
+	sh "$repo/module/check-tailcalls.sh" --selftest 2>&1 | sed 's/^/  /'
+}
+
 step_layout_check() {
 	bash "$repo/tests/layout-check.sh" 2>&1 | sed 's/^/  /'
 }
@@ -466,6 +472,7 @@ main() {
 	run_step "userspace static CLI" step_userspace_static
 	run_step "userspace unit tests" step_userspace_test
 	run_step "klp-convert test" step_klp_convert_test
+	run_step "tail-call check selftest" step_tailcall_selftest
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
 	run_step "guest test programs" step_guest_build
 	local done_series=" "

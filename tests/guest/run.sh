@@ -407,6 +407,60 @@ failed_loads() {
 	done
 }
 
+# ---- a fork asleep in the fork hook while the module goes away ----
+
+# The replacement of uprobe_dup_mmap() calls module code; a task asleep
+# there (test_fork_hold_ms) must hold the unpatch transition open until it
+# has returned, or rmmod frees the text it returns into (issue 10, finding
+# 1: the call was a sibling call, "jmp vmamerge_mm_fork").
+fork_hold_test() {
+	_name="fork held in the hook during disable + rmmod"
+	if [ ! -x "$CLI" ]; then
+		skip "$_name" "$CLI not present"
+		return
+	fi
+	if ! load; then
+		tap 1 "$_name: load" "$LOAD_ERR"
+		return
+	fi
+	_held='test_fork_hold_ms: holding a fork'
+	_n0=$(dmesg | grep -c "$_held")
+	wr 3000 /sys/module/vmamerge/parameters/test_fork_hold_ms
+	rm -f "$TMP/forked"
+	"$CLI" run -- /bin/sh -c "(echo forked > $TMP/forked); echo parent" \
+		> "$TMP/forkhold" 2>&1 &
+	_bp=$!
+	_i=0
+	while [ "$(dmesg | grep -c "$_held")" -le "$_n0" ] && [ $_i -lt 100 ]; do
+		"$W" sleep 100
+		_i=$((_i + 1))
+	done
+	_err=
+	[ $_i -lt 100 ] || _err="the fork never reached the hook"
+	_t0=$("$W" now)
+	wr 0 "$LP/enabled" || _err="${_err:+$_err; }echo 0 > enabled: $WR_ERR"
+	"$W" sleep 1000
+	# the held task is still inside a replacement function
+	_tr=$(cat "$LP/transition" 2>&1)
+	[ "$_tr" = 1 ] ||
+		_err="${_err:+$_err; }transition reads '$_tr' 1 s after disable, while a fork is held in the hook"
+	unload || _err="${_err:+$_err; }unload: $UNLOAD_ERR"
+	_t1=$("$W" now)
+	wait "$_bp"
+	_rc=$?
+	[ $_rc -eq 0 ] || _err="${_err:+$_err; }the forking program exited $_rc"
+	[ "$(cat "$TMP/forked" 2>&1)" = forked ] ||
+		_err="${_err:+$_err; }the child did not run: $(cat "$TMP/forked" 2>&1)"
+	[ "$(cat "$TMP/forkhold")" = parent ] ||
+		_err="${_err:+$_err; }parent printed: $(cat "$TMP/forkhold")"
+	if [ -z "$_err" ]; then
+		tap 0 "$_name: the transition waited, the fork completed ($((_t1 - _t0)) ms)"
+	else
+		tap 1 "$_name" "$_err" "$(dmesg | tail -20)"
+		[ -e /sys/module/vmamerge ] && unload
+	fi
+}
+
 # ---- load/unload cycles under load ----
 
 cycles() {
@@ -552,6 +606,7 @@ if [ "$LOADED" = 1 ]; then
 	fi
 	[ ! -e /dev/vmamerge ]
 	tap $? "/dev/vmamerge gone after rmmod"
+	fork_hold_test
 	selftests
 	cycles
 else
