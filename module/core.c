@@ -154,6 +154,26 @@ int vmamerge_set_features(unsigned int features)
 }
 
 /*
+ * vmamerge_edit_features - apply the tokens in @buf ("+renumber",
+ * "-transplant", ...) to the features in force.  Reading, editing and
+ * storing happen under the config lock, so two concurrent edits cannot
+ * lose each other; on -EINVAL nothing changes.
+ */
+int vmamerge_edit_features(char *buf)
+{
+	unsigned int features;
+	int ret;
+
+	mutex_lock(&vmamerge_config_lock);
+	features = vmamerge_features;
+	ret = vmamerge_parse_features(buf, &features);
+	if (!ret)
+		WRITE_ONCE(vmamerge_features, features);
+	mutex_unlock(&vmamerge_config_lock);
+	return ret;
+}
+
+/*
  * Load-time defaults, e.g. in /etc/modprobe.d/vmamerge.conf:
  *   options vmamerge mode=always features=renumber
  * Parsed like the debugfs writes; a bad value refuses the load.  Reading

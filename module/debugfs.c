@@ -88,17 +88,13 @@ static ssize_t vmamerge_features_write(struct file *file,
 				       loff_t *ppos)
 {
 	char *buf = vmamerge_get_write(ubuf, count);
-	unsigned int features = READ_ONCE(vmamerge_features);
 	int ret;
 
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-	ret = vmamerge_parse_features(buf, &features);
+	ret = vmamerge_edit_features(buf);
 	kfree(buf);
-	if (ret)
-		return ret;
-	vmamerge_set_features(features);
-	return count;
+	return ret ? ret : count;
 }
 
 static int vmamerge_stats_show(struct seq_file *m, void *v)

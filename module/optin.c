@@ -15,6 +15,11 @@
  *    (current->mm) to bprm->mm when EXEC_KEEP is set.  begin_new_exec()
  *    is exported and keeps its ENDBR, and a kprobe handler is a call from
  *    the kprobe machinery, not an indirect call to a sealed function.
+ *  - privilege change: a kprobe on setup_new_exec(), which runs once the
+ *    new credentials are computed (bprm->secureexec, the AT_SECURE of the
+ *    new program), drops the opt-in again for a set-user-ID, set-group-ID
+ *    or file-capability program: a user may not change how a privileged
+ *    program's memory is handled.
  *  - teardown: a kprobe on exit_mmap() frees the per-mm counters.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -158,6 +163,20 @@ static int vmamerge_exec_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * setup_new_exec(bprm): begin_new_exec() has computed the new credentials
+ * and installed the new mm (current->mm).  A program that gains privileges
+ * runs without the opt-in it may have inherited a moment ago.
+ */
+static int vmamerge_setup_exec_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct linux_binprm *bprm = (struct linux_binprm *)regs->di;
+
+	if (bprm->secureexec && current->mm)
+		vmamerge_mm_disable(current->mm);
+	return 0;
+}
+
 /* exit_mmap(mm): the address space is going away for good. */
 static int vmamerge_exit_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -172,6 +191,11 @@ static struct kprobe vmamerge_exec_kp = {
 	.pre_handler	= vmamerge_exec_pre,
 };
 
+static struct kprobe vmamerge_setup_exec_kp = {
+	.symbol_name	= "setup_new_exec",
+	.pre_handler	= vmamerge_setup_exec_pre,
+};
+
 static struct kprobe vmamerge_exit_kp = {
 	.symbol_name	= "exit_mmap",
 	.pre_handler	= vmamerge_exit_mmap_pre,
@@ -179,8 +203,30 @@ static struct kprobe vmamerge_exit_kp = {
 
 static struct kprobe *vmamerge_kprobes[] = {
 	&vmamerge_exec_kp,
+	&vmamerge_setup_exec_kp,
 	&vmamerge_exit_kp,
 };
+
+/*
+ * Clear the bits of @p's mm.  The thread-group leader may have exited
+ * (its ->mm is NULL then) while other threads still use the mm: the first
+ * thread that has one stands for all of them.  task_lock() keeps ->mm from
+ * going away under us.
+ */
+static void vmamerge_clear_process_mm(struct task_struct *p)
+{
+	struct task_struct *t;
+
+	for_each_thread(p, t) {
+		task_lock(t);
+		if (t->mm) {
+			vmamerge_mm_disable(t->mm);
+			task_unlock(t);
+			return;
+		}
+		task_unlock(t);
+	}
+}
 
 /* Clear our bits everywhere, so that nothing of ours outlives the module. */
 static void vmamerge_clear_all_mms(void)
@@ -188,12 +234,8 @@ static void vmamerge_clear_all_mms(void)
 	struct task_struct *p;
 
 	rcu_read_lock();
-	for_each_process(p) {
-		task_lock(p);
-		if (p->mm)
-			vmamerge_mm_disable(p->mm);
-		task_unlock(p);
-	}
+	for_each_process(p)
+		vmamerge_clear_process_mm(p);
 	rcu_read_unlock();
 }
 

@@ -22,6 +22,7 @@ extern unsigned int vmamerge_features;	/* VMAMERGE_FEATURE_* */
 
 int vmamerge_set_mode(int mode);
 int vmamerge_set_features(unsigned int features);
+int vmamerge_edit_features(char *buf);
 const char *vmamerge_mode_name(int mode);
 const char *vmamerge_feature_name(int i);	/* of BIT(i); NULL past the end */
 /* The one parser of mode and feature names (debugfs, module parameters). */

@@ -461,6 +461,65 @@ fork_hold_test() {
 	fi
 }
 
+# ---- what unload leaves behind, what exec may not inherit (issue 10) ----
+
+# Unload clears the opt-in of every mm, also of one whose thread-group
+# leader has exited while another thread runs on.
+leader_exit_test() {
+	_name="unload clears the opt-in of a process whose leader exited"
+	if ! load; then
+		tap 1 "$_name: load" "$LOAD_ERR"
+		return
+	fi
+	rm -f "$TMP/leader"
+	"$DIR/t_inherit" leader-exit "$TMP/leader" &
+	_lp=$!
+	_err=
+	if ! _o=$("$W" exists "$TMP/leader" 10000); then
+		_err="no thread left after the leader exited: $_o"
+	else
+		_tid=$(cat "$TMP/leader")
+		"$DIR/t_inherit" query-pid "$_tid"
+		_st=$?
+		[ $_st -lt 8 ] && [ $((_st & 1)) -eq 1 ] ||
+			_err="thread $_tid not opted in before the unload (state $_st)"
+		unload || _err="${_err:+$_err; }unload: $UNLOAD_ERR"
+		load || _err="${_err:+$_err; }reload: $LOAD_ERR"
+		"$DIR/t_inherit" query-pid "$_tid"
+		_st=$?
+		[ $_st -eq 0 ] ||
+			_err="${_err:+$_err; }thread $_tid still opted in after unload + reload (state $_st)"
+	fi
+	kill -KILL "$_lp" 2>/dev/null
+	wait "$_lp" 2>/dev/null
+	tap "$([ -z "$_err" ]; echo $?)" "$_name" "$_err"
+	unload || tap 1 "$_name: final unload" "$UNLOAD_ERR"
+}
+
+# A set-user-ID program does not inherit the opt-in of the user who runs
+# it (exec keeps it otherwise).  Needs the module loaded.
+secure_exec_test() {
+	if [ ! -x "$CLI" ]; then
+		skip "set-user-ID exec drops the opt-in" "$CLI not present"
+		return
+	fi
+	_sd=/tmp/vmamerge-suid.$$
+	mkdir -p "$_sd" && chmod 755 "$_sd" && cp "$DIR/t_inherit" "$_sd/" &&
+		cp "$DIR/t_inherit" "$_sd/t_inherit_suid" &&
+		chown 0:0 "$_sd/t_inherit_suid" && chmod 4755 "$_sd/t_inherit_suid"
+	"$DIR/t_asuser" 65534 "$CLI" run -- "$_sd/t_inherit" query-self
+	_rc=$?
+	[ $_rc -eq 7 ]
+	tap $? "uid 65534: vmamerge run -- CMD keeps the opt-in across exec (state 7)" \
+		"exit status $_rc"
+	"$DIR/t_asuser" 65534 "$CLI" run -- "$_sd/t_inherit_suid" query-self
+	_rc=$?
+	[ $_rc -eq 0 ]
+	tap $? "uid 65534: a set-user-ID program runs without the inherited opt-in" \
+		"exit status $_rc (state 7: the opt-in crossed a privilege change)"
+	rm -rf "$_sd"
+}
+
 # ---- load/unload cycles under load ----
 
 cycles() {
@@ -588,6 +647,7 @@ if [ "$LOADED" = 1 ]; then
 	run t_ioctl
 	run t_debugfs
 	run t_inherit
+	secure_exec_test
 	run t_vmas
 	run t_verify
 	renumber_tests
@@ -607,6 +667,7 @@ if [ "$LOADED" = 1 ]; then
 	[ ! -e /dev/vmamerge ]
 	tap $? "/dev/vmamerge gone after rmmod"
 	fork_hold_test
+	leader_exit_test
 	selftests
 	cycles
 else

@@ -7,10 +7,14 @@
  *   t_inherit query-exec    exec "query-self" once more (a chain of execs)
  *   t_inherit query-pid PID exit status = state bits of PID, 99 on error
  *   t_inherit advise-pid PID  opt PID in (default flags); 0, or 99 on error
+ *   t_inherit leader-exit FILE  opt in, start a thread, end the main thread;
+ *                           the thread writes its tid to FILE and waits to
+ *                           be killed (the mm outlives the group leader)
  */
 #include "tap.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +192,60 @@ static void test_exec_after_advise_by_pid(uint64_t flags, int want)
 			      "child opted in by pid, after exec");
 }
 
+/* The state letter of thread @tid of this process ('Z': exited). */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", getpid(), tid);
+	f = open(path, O_RDONLY);
+	if (f < 0)
+		return '?';
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return '?';
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+static void *leader_exit_thread(void *arg)
+{
+	const char *file = arg;
+	char tmp[256];
+	FILE *f;
+
+	/* wait for the leader to have exited (a zombie without an mm) */
+	while (thread_state(getpid()) != 'Z')
+		usleep(10000);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%d\n", gettid()) < 0 || fclose(f) ||
+	    rename(tmp, file))
+		_exit(97);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The main thread exits, the process lives on in a second thread. */
+static int leader_exit(char *file)
+{
+	pthread_t t;
+
+	fd = vm_open(O_RDWR);
+	if (fd < 0 || vm_advise(fd, VMAMERGE_TARGET_SELF, 0,
+				VMAMERGE_ADVISE_ENABLE, 0))
+		return 99;
+	close(fd);	/* the open device would pin the module */
+	if (pthread_create(&t, NULL, leader_exit_thread, file))
+		return 99;
+	pthread_exit(NULL);
+}
+
 static int helper(int argc, char **argv)
 {
 	int r;
@@ -219,8 +277,10 @@ static int helper(int argc, char **argv)
 			fprintf(stderr, "ADVISE ENABLE pid %s: %s\n", argv[2], errname(-r));
 		return r ? 99 : 0;
 	}
+	if (!strcmp(argv[1], "leader-exit") && argc == 3)
+		return leader_exit(argv[2]);
 	fprintf(stderr, "usage: t_inherit [query-self | query-exec | query-pid PID | "
-		"advise-pid PID]\n");
+		"advise-pid PID | leader-exit FILE]\n");
 	return 2;
 }
 
