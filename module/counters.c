@@ -8,6 +8,13 @@
  * opt-in), and freed when the address space is torn down (optin.c hooks
  * exit_mmap()) or when the module goes away.  Counting never allocates:
  * an mm without a shadow only counts globally.
+ *
+ * VMAMERGE_MMF_COUNTERS in mm->flags says that the mm has the shadow, so
+ * that neither counting nor exit looks up (exit: locks) klp_shadow's
+ * global hash for the other mms of the system.  It is set once the shadow
+ * exists and never cleared while the module is loaded; the mm cannot reach
+ * exit_mmap() meanwhile (callers hold mm_users, or the mm is not live yet:
+ * fork, exec).
  */
 #include <linux/kernel.h>
 #include <linux/percpu.h>
@@ -38,7 +45,7 @@ void vmamerge_count(struct mm_struct *mm, enum vmamerge_counter c, u64 n)
 	if (WARN_ON_ONCE(c >= VMAMERGE_NR_COUNTERS))
 		return;
 	this_cpu_add(vmamerge_pcpu.c[c], n);
-	if (!mm)
+	if (!mm || !test_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
 		return;
 	mc = klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
 	if (mc)
@@ -81,12 +88,14 @@ int vmamerge_mm_counters_alloc(struct mm_struct *mm, gfp_t gfp)
 				     sizeof(struct vmamerge_mm_counters),
 				     gfp, NULL, NULL))
 		return -ENOMEM;
+	set_bit(VMAMERGE_MMF_COUNTERS, &mm->flags);
 	return 0;
 }
 
 void vmamerge_mm_counters_free(struct mm_struct *mm)
 {
-	klp_shadow_free(mm, VMAMERGE_SHADOW_MM_COUNTERS, NULL);
+	if (test_and_clear_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
+		klp_shadow_free(mm, VMAMERGE_SHADOW_MM_COUNTERS, NULL);
 }
 
 void vmamerge_mm_counters_free_all(void)

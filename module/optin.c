@@ -221,6 +221,8 @@ static void vmamerge_clear_process_mm(struct task_struct *p)
 		task_lock(t);
 		if (t->mm) {
 			vmamerge_mm_disable(t->mm);
+			/* the shadows go next (vmamerge_counters_exit()) */
+			clear_bit(VMAMERGE_MMF_COUNTERS, &t->mm->flags);
 			task_unlock(t);
 			return;
 		}

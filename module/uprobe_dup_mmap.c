@@ -19,7 +19,8 @@
 /* Our bits must not be among those mm_init() copies by itself. */
 static_assert(!(MMF_INIT_MASK & (BIT_ULL(VMAMERGE_MMF_OPTED_IN) |
 				 BIT_ULL(VMAMERGE_MMF_EXEC_KEEP) |
-				 BIT_ULL(VMAMERGE_MMF_EXEC_ONCE))));
+				 BIT_ULL(VMAMERGE_MMF_EXEC_ONCE) |
+				 BIT_ULL(VMAMERGE_MMF_COUNTERS))));
 
 void vmamerge_uprobe_dup_mmap(struct mm_struct *oldmm,
 			      struct mm_struct *newmm)

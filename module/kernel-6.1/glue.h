@@ -17,6 +17,8 @@
 #define VMAMERGE_MMF_OPTED_IN	14
 #define VMAMERGE_MMF_EXEC_KEEP	15
 #define VMAMERGE_MMF_EXEC_ONCE	13
+/* the mm has per-mm counters (a klp shadow): exit_mmap() frees them */
+#define VMAMERGE_MMF_COUNTERS	12
 
 #define VMAMERGE_KERNEL_SERIES	"6.1"
 
