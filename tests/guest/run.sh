@@ -293,6 +293,25 @@ inplace_tests() {
 	wr all "$DBG/features"
 }
 
+# ---- edges: private /dev/zero mappings, soft-dirty (issue 10) ----
+
+# Opted in with every feature, with renumber only (-r) and with none (-s:
+# the stock behaviour; t_edges -s ran without the module too).
+edges_tests() {
+	run t_edges -o
+	if wr -transplant "$DBG/features"; then
+		run t_edges -o -r
+	else
+		tap 1 "transplant off through debugfs" "$WR_ERR"
+	fi
+	if wr none "$DBG/features"; then
+		run t_edges -o -s
+	else
+		tap 1 "features off through debugfs" "$WR_ERR"
+	fi
+	wr all "$DBG/features"
+}
+
 # ---- upstream mm selftests (tests/selftests/, staged as /selftests) ----
 
 # Without the module (against the results recorded for this kernel), then
@@ -512,6 +531,7 @@ tap $? "module file $KO exists"
 diff_baseline
 run t_renumber -s
 run t_inplace -s
+run t_edges -s
 torture_selftest
 run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
 [ -f "$KO" ] && failed_loads
@@ -538,6 +558,7 @@ if [ "$LOADED" = 1 ]; then
 	run t_verify
 	renumber_tests
 	inplace_tests
+	edges_tests
 	cli_tests
 	# the CLI as users run it: README's commands, argv, JSON (issue 12)
 	run t_cli.sh
