@@ -156,13 +156,41 @@ static void verified(const char *ctx)
 
 /* ---- layout ---- */
 
-/* "s-e[~][z] ..." from /proc/self/maps; returns the number of VMAs */
+/*
+ * The pgoff of the VMA at @addr: /proc/self/maps shows it for files only,
+ * VMAMERGE_IOC_VMAS for every VMA.  -1 when it cannot be read (no module).
+ */
+static long vma_pgoff(unsigned long addr)
+{
+	struct vmamerge_vma v;
+	struct vmamerge_vmas q;
+
+	if (vfd < 0)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.target_kind = VMAMERGE_TARGET_SELF;
+	q.nr = 1;
+	q.addr = addr;
+	q.vmas_ptr = (unsigned long)&v;
+	q.vma_size = sizeof(v);
+	if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q) || q.nr != 1 || v.start != addr)
+		return -1;
+	return (long)v.pgoff;
+}
+
+/*
+ * "s-e[~][z] ..." from /proc/self/maps: "~" a pgoff that is not linear,
+ * "z" /dev/zero.  Without the module an anonymous VMA's pgoff is unknown
+ * and gets no mark.  Returns the number of VMAs.
+ */
 static int window_layout(char *buf, size_t len)
 {
 	unsigned long s, e, off;
 	char line[512], path[256];
 	size_t n = 0;
 	int nr = 0, f;
+	long po;
 	FILE *fp = fopen("/proc/self/maps", "r");
 
 	buf[0] = 0;
@@ -175,10 +203,11 @@ static int window_layout(char *buf, size_t len)
 		if (f < 3 || e <= (unsigned long)W ||
 		    s >= (unsigned long)pg(WIN_PAGES))
 			continue;
+		po = path[0] ? (long)(off / PG) : vma_pgoff(s);
 		n += snprintf(buf + n, len - n, "%s%lu-%lu%s%s", n ? " " : "",
 			      (s - (unsigned long)W) / PG,
 			      (e - (unsigned long)W) / PG,
-			      off / PG == s / PG ? "" : "~",
+			      po < 0 || (unsigned long)po == s / PG ? "" : "~",
 			      !strcmp(path, "/dev/zero") ? "z" : "");
 		nr++;
 	}
@@ -186,12 +215,18 @@ static int window_layout(char *buf, size_t len)
 	return nr;
 }
 
+/* Without the module: the "~" marks of anonymous VMAs dropped from @want. */
 static void expect_layout(const char *ctx, const char *want)
 {
-	char got[512];
+	char got[512], w[512];
+	size_t i, n = 0;
 
+	for (i = 0; want[i] && n < sizeof(w) - 1; i++)
+		if (want[i] != '~' || vfd >= 0 || want[i + 1] == 'z')
+			w[n++] = want[i];
+	w[n] = 0;
 	window_layout(got, sizeof(got));
-	if (!ok(!strcmp(got, want), "%s: layout %s", ctx, want))
+	if (!ok(!strcmp(got, w), "%s: layout %s", ctx, w))
 		diag("layout is %s", got);
 }
 
