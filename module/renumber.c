@@ -12,7 +12,6 @@
  * mprotect() that changes nothing would offer it.
  */
 #include <linux/kernel.h>
-#include <linux/hugetlb.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/rmap.h>
@@ -37,12 +36,6 @@ static void vmamerge_vma_set_pgoff(struct vm_area_struct *vma, pgoff_t pgoff)
 	vma->vm_pgoff = pgoff;
 	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma)
 		anon_vma_interval_tree_insert(avc, &avc->anon_vma->rb_root);
-}
-
-static bool vmamerge_renumberable(struct vm_area_struct *vma)
-{
-	return vma_is_anonymous(vma) && !(vma->vm_flags & VM_SPECIAL) &&
-	       !(vma->vm_flags & VM_SHARED) && !is_vm_hugetlb_page(vma);
 }
 
 /* Renumbering collects under the root anon_vma's rwsem. */
@@ -70,7 +63,8 @@ static enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
 	enum vmamerge_refusal r;
 
 	*pages = 0;
-	if (!vmamerge_renumberable(vma))
+	/* a private /dev/zero mapping too: vmamerge_vma_rewritable() */
+	if (!vmamerge_vma_rewritable(vma))
 		return VMAMERGE_R_SPECIAL;
 	/* no fault under the per-VMA lock from here on (6.12) */
 	vmamerge_rg_vma_start_write(vma);
