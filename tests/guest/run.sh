@@ -253,64 +253,34 @@ stats_delta() {
 		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] }' "$2" "$DBG/stats")"
 }
 
-# ---- renumbering after mremap moves (issue 3) ----
+# ---- the tests that run in feature modes (t_renumber, t_inplace, t_edges) ----
 
-# Opted in with every feature: renumber and transplant layouts; with
-# renumber only (-r); with none: the stock ones (t_renumber -s ran without
-# the module too).
-renumber_tests() {
-	run t_renumber -o
+# feature_modes PROG: PROG opted in with every feature, with renumber only
+# (-r: transplant off) and with none (-s: the stock behaviour; run.sh runs
+# PROG -s without the module too); every feature on again afterwards.
+feature_modes() {
+	run "$1" -o
 	if wr -transplant "$DBG/features"; then
-		run t_renumber -o -r
+		run "$1" -o -r
 	else
 		tap 1 "transplant off through debugfs" "$WR_ERR"
 	fi
 	if wr none "$DBG/features"; then
-		run t_renumber -o -s
+		run "$1" -o -s
 	else
 		tap 1 "features off through debugfs" "$WR_ERR"
 	fi
 	wr all "$DBG/features"
 }
 
-# ---- transplant on the in-place merge paths (issue 4) ----
-
-# Opted in with every feature: merged layouts; with renumber only (-r)
-# and with none (-s): the stock ones (t_inplace -s ran without the module
-# too).
-inplace_tests() {
-	run t_inplace -o
-	if wr -transplant "$DBG/features"; then
-		run t_inplace -o -r
-	else
-		tap 1 "transplant off through debugfs" "$WR_ERR"
-	fi
-	if wr none "$DBG/features"; then
-		run t_inplace -o -s
-	else
-		tap 1 "features off through debugfs" "$WR_ERR"
-	fi
-	wr all "$DBG/features"
-}
-
-# ---- edges: private /dev/zero mappings, soft-dirty (issue 10) ----
-
-# Opted in with every feature, with renumber only (-r) and with none (-s:
-# the stock behaviour; t_edges -s ran without the module too).
-edges_tests() {
-	run t_edges -o
-	if wr -transplant "$DBG/features"; then
-		run t_edges -o -r
-	else
-		tap 1 "transplant off through debugfs" "$WR_ERR"
-	fi
-	if wr none "$DBG/features"; then
-		run t_edges -o -s
-	else
-		tap 1 "features off through debugfs" "$WR_ERR"
-	fi
-	wr all "$DBG/features"
-}
+# renumbering after mremap moves (issue 3): renumber and transplant
+# layouts, renumber alone, stock
+renumber_tests() { feature_modes t_renumber; }
+# transplant on the in-place merge paths (issue 4): merged layouts, then
+# the stock ones twice
+inplace_tests() { feature_modes t_inplace; }
+# edges (issue 10): private /dev/zero mappings, soft-dirty across merges
+edges_tests() { feature_modes t_edges; }
 
 # ---- upstream mm selftests (tests/selftests/, staged as /selftests) ----
 

@@ -91,17 +91,20 @@ static char *pg(unsigned long i)
 
 /* ---- data ---- */
 
-static unsigned char pat(unsigned int tag, unsigned long off)
-{
-	return (unsigned char)(tag * 131 + off * 7 + (off >> 8));
-}
-
 static void fill(unsigned long page, unsigned int tag)
 {
-	unsigned long o;
+	page_fill(pg(page), tag);
+}
 
-	for (o = 0; o < PG; o++)
-		pg(page)[o] = pat(tag, o);
+/* pages [first, first + n) written with tags[first...] (0: left alone) */
+static void fill_tags(const unsigned int *tags, unsigned long first,
+		      unsigned long n)
+{
+	unsigned long i;
+
+	for (i = first; i < first + n; i++)
+		if (tags[i])
+			fill(i, tags[i]);
 }
 
 /*
@@ -114,14 +117,12 @@ static void expect_data(const char *ctx, unsigned long first,
 	unsigned long i, o;
 
 	for (i = 0; i < n; i++)
-		for (o = 0; o < PG; o++)
-			if ((unsigned char)pg(first + i)[o] !=
-			    (tags[i] ? pat(tags[i], o) : 0)) {
-				ok(0, "%s: page %lu byte-exact", ctx, first + i);
-				diag("byte %lu is %#x, want tag %u", o,
-				     (unsigned char)pg(first + i)[o], tags[i]);
-				return;
-			}
+		if (page_check(pg(first + i), tags[i], &o)) {
+			ok(0, "%s: page %lu byte-exact", ctx, first + i);
+			diag("byte %lu is %#x, want tag %u", o,
+			     (unsigned char)pg(first + i)[o], tags[i]);
+			return;
+		}
 	ok(1, "%s: pages %lu-%lu byte-exact", ctx, first, first + n);
 }
 
@@ -314,25 +315,9 @@ struct snap {
 	long v[NR_C];
 };
 
-static long counter(const char *name)
-{
-	char buf[8192], *p;
-	size_t l = strlen(name);
-
-	if (read_file(DBG_STATS, buf, sizeof(buf)) < 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, l) && p[l] == ' ')
-			return atol(p + l + 1);
-	return -2;
-}
-
 static void snap_take(struct snap *s)
 {
-	int i;
-
-	for (i = 0; i < NR_C; i++)
-		s->v[i] = counter(cnames[i]);
+	stats_snap(cnames, NR_C, s->v);
 }
 
 /*
@@ -356,7 +341,7 @@ static void expect_counters(const char *ctx, const struct snap *s, ...)
 		want[c] = va_arg(ap, long);
 	va_end(ap);
 	for (i = 0; i < NR_C; i++) {
-		now = counter(cnames[i]);
+		now = stats_counter(cnames[i]);
 		if (now < 0 || s->v[i] < 0) {
 			bad = 1;
 			gn += snprintf(got + gn, sizeof(got) - gn, "%s:missing ",
@@ -397,8 +382,7 @@ static void t_zero_moved(void)
 	begin(ctx, &s);
 	if (!ok(!map_anon(0, 2) && !map_zero(FAR, 2, 0), "%s: mapped", ctx))
 		return;
-	fill(0, 1);
-	fill(1, 2);
+	fill_tags(tags, 0, 2);
 	fill(FAR, 3);
 	fill(FAR + 1, 4);
 	ok(!move(FAR, 2, 2), "%s: mremap to page 2", ctx);
@@ -423,8 +407,7 @@ static void t_anon_after_zero(void)
 	begin(ctx, &s);
 	if (!ok(!map_zero(0, 2, 1) && !map_anon(FAR, 2), "%s: mapped", ctx))
 		return;
-	fill(0, 11);
-	fill(1, 12);
+	fill_tags(tags, 0, 2);
 	fill(FAR, 13);
 	fill(FAR + 1, 14);
 	ok(!move(FAR, 2, 2), "%s: mremap to page 2", ctx);
@@ -449,12 +432,7 @@ static void t_mprotect_next_to_zero(void)
 	if (!ok(!map_zero(0, 2, 1) && !map_anon(2, 2) && !map_zero(4, 2, 1),
 		"%s: mapped", ctx))
 		return;
-	fill(0, 21);
-	fill(1, 22);
-	fill(2, 23);
-	fill(3, 24);
-	fill(4, 25);
-	fill(5, 26);
+	fill_tags(tags, 0, 6);
 	ok(!mprotect(pg(2), 2 * PG, PROT_READ), "%s: mprotect R", ctx);
 	expect_layout(ctx, "0-2z 2-4 4-6z");
 	ok(!mprotect(pg(2), 2 * PG, PROT_READ | PROT_WRITE), "%s: mprotect RW",
@@ -486,12 +464,10 @@ static void t_mmap_next_to_zero(void)
 	begin(ctx, &s);
 	if (!ok(!map_zero(0, 2, 1) && !map_anon(4, 2), "%s: mapped", ctx))
 		return;
-	fill(0, 31);
-	fill(1, 32);
-	fill(4, 34);
-	fill(5, 35);
+	fill_tags(tags, 0, 2);
+	fill_tags(tags, 4, 2);
 	ok(!map_anon(2, 2), "%s: mmap pages 2-3", ctx);
-	fill(3, 33);
+	fill_tags(tags, 2, 2);
 	expect_layout(ctx, "0-2z 2-6");
 	expect_avs(ctx, "ab");
 	expect_data(ctx, 0, tags, 6);
@@ -517,10 +493,7 @@ static void t_sd_mremap(void)
 	begin(ctx, &s);
 	if (!ok(!map_anon(0, 4), "%s: mapped", ctx))
 		return;
-	fill(0, 41);
-	fill(1, 42);
-	fill(2, 43);
-	fill(3, 44);
+	fill_tags(tags, 0, 4);
 	clear_refs(ctx);
 	if (!ok(!map_anon(FAR, 4), "%s: new mapping", ctx))
 		return;
@@ -559,17 +532,15 @@ static void t_sd_mmap(void)
 					     56, 57, 58, 59 };
 	const char *ctx = "soft-dirty: mmap between cleared VMAs";
 	struct snap s;
-	unsigned long i;
 
 	begin(ctx, &s);
 	if (!ok(!map_anon(0, 4) && !map_anon(8, 4), "%s: mapped", ctx))
 		return;
-	for (i = 0; i < 12; i++)
-		if (tags[i] && (i < 4 || i >= 8))
-			fill(i, tags[i]);
+	fill_tags(tags, 0, 4);
+	fill_tags(tags, 8, 4);
 	clear_refs(ctx);
 	ok(!map_anon(4, 4), "%s: mmap pages 4-7", ctx);
-	fill(4, 55);
+	fill_tags(tags, 4, 4);
 	if (tp_on()) {
 		expect_layout(ctx, "0-12");
 		expect_sd(ctx, 0, "111111111111");
@@ -607,17 +578,15 @@ static void t_sd_madvise(int x_changes)
 		"soft-dirty: madvise a new VMA next to a cleared one";
 	int merged = tp_on() && !x_changes;
 	struct snap s;
-	unsigned long i;
 
 	begin(ctx, &s);
 	if (!ok(!map_anon(0, 4) && !madvise(pg(0), 4 * PG, MADV_DONTDUMP),
 		"%s: mapped, DONTDUMP", ctx))
 		return;
-	for (i = 0; i < 4; i++)
-		fill(i, tags[i]);
+	fill_tags(tags, 0, 4);
 	clear_refs(ctx);
 	ok(!map_anon(4, 4), "%s: new mapping", ctx);
-	fill(4, 65);
+	fill_tags(tags, 4, 4);
 	expect_layout(ctx, "0-4 4-8");
 	expect_avs(ctx, "ab");
 	if (x_changes)
@@ -640,40 +609,20 @@ static void t_sd_madvise(int x_changes)
 int main(int argc, char **argv)
 {
 	struct utsname u;
-	int optin = 0, c;
-	void *r;
 
-	while ((c = getopt(argc, argv, "ors")) != -1) {
-		if (c == 'o')
-			optin = 1;
-		else if (c == 'r')
-			renumber_only = 1;
-		else if (c == 's')
-			stock = 1;
-		else
-			return fprintf(stderr, "usage: t_edges [-o] [-r | -s]\n"), 2;
-	}
-	tap_init("t_edges", 300);
+	if (mode_init(argc, argv, "t_edges", 300, &stock, &renumber_only, &vfd))
+		return 2;
 	is61 = !uname(&u) && !strncmp(u.release, "6.1.", 4);
-	vfd = vm_open(O_RDWR);
-	if (vfd < 0)
-		vfd = -1;
-	if (optin)
-		ok(vfd >= 0 && !vm_advise(vfd, VMAMERGE_TARGET_SELF, 0,
-					  VMAMERGE_ADVISE_ENABLE, 0), "opted in");
-	nostats = counter("merge_attempts") == -1;
+	nostats = stats_counter("merge_attempts") == -1;
 	if (nostats)
 		diag("no %s: counters not checked", DBG_STATS);
 	zfd = open("/dev/zero", O_RDWR);
 	pmfd = open("/proc/self/pagemap", O_RDONLY);
 	if (!ok(zfd >= 0 && pmfd >= 0, "open /dev/zero, /proc/self/pagemap"))
 		return tap_exit();
-	r = mmap(NULL, WIN_PAGES * PG + HPG, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!ok(r != MAP_FAILED, "window"))
+	W = aligned_window(WIN_PAGES * PG);
+	if (!ok(W != NULL, "window"))
 		return tap_exit();
-	W = (char *)(((unsigned long)r + HPG - 1) & ~(HPG - 1));
-	munmap(r, WIN_PAGES * PG + HPG);
 
 	t_zero_moved();
 	t_anon_after_zero();
