@@ -32,7 +32,8 @@
  *
  * Every case: the exact layout of a 2 MiB-aligned window from
  * /proc/self/maps ("0-2 2-4~z": pages 0-1 one VMA with a linear pgoff,
- * pages 2-3 a /dev/zero mapping whose pgoff is not linear), the anon_vma
+ * pages 2-3 a /dev/zero mapping whose pgoff is not linear; the pgoffs of
+ * anonymous VMAs from VMAMERGE_IOC_VMAS, unmarked without the module), the anon_vma
  * pattern (module loaded: one letter per VMA, a new letter where the
  * anon_vma differs from the adjacent predecessor's), every page
  * byte-exact, the rmap verifier, and the counters that must move.
