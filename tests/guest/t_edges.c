@@ -33,9 +33,9 @@
  * Every case: the exact layout of a 2 MiB-aligned window from
  * /proc/self/maps ("0-2 2-4~z": pages 0-1 one VMA with a linear pgoff,
  * pages 2-3 a /dev/zero mapping whose pgoff is not linear; the pgoffs of
- * anonymous VMAs from VMAMERGE_IOC_VMAS, unmarked without the module), the anon_vma
- * pattern (module loaded: one letter per VMA, a new letter where the
- * anon_vma differs from the adjacent predecessor's), every page
+ * anonymous VMAs from VMAMERGE_IOC_VMAS, unmarked without the module),
+ * the anon_vma pattern (module loaded: one letter per VMA, a new letter
+ * where the anon_vma differs from the adjacent predecessor's), every page
  * byte-exact, the rmap verifier, and the counters that must move.
  *
  * usage: t_edges [-o] [-r | -s]
@@ -134,7 +134,7 @@ static int map_anon(unsigned long page, unsigned long n)
 		    -1, 0) == pg(page) ? 0 : -1;
 }
 
-/* A private /dev/zero mapping; @linear: file offset = address (pgoff linear). */
+/* A private /dev/zero mapping; @linear: offset = address (pgoff linear) */
 static int map_zero(unsigned long page, unsigned long n, int linear)
 {
 	off_t off = linear ? (off_t)(unsigned long)pg(page) : 0;

@@ -106,9 +106,9 @@ void page_fill(char *p, unsigned int tag);
  * else -1 with the first bad offset in *@off (may be NULL).
  */
 int page_check(const char *p, unsigned int tag, unsigned long *off);
-/* A free 2 MiB-aligned range of @len bytes (reserved, then unmapped) or NULL. */
+/* A free 2 MiB-aligned range of @len bytes (reserved, unmapped) or NULL */
 char *aligned_window(unsigned long len);
-/* A module counter from debugfs stats; -1: stats unreadable, -2: no such counter. */
+/* A counter from debugfs stats; -1: stats unreadable, -2: no such name */
 long stats_counter(const char *name);
 /* stats_counter() of each of @n @names into @v */
 void stats_snap(const char *const *names, int n, long *v);
