@@ -13,6 +13,7 @@
 #include <linux/mm.h>
 
 #include "vmamerge.h"
+#include "page_rewrite.h"
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
@@ -28,9 +29,28 @@ enum vmamerge_cause {
 	VMAMERGE_CAUSE_ADOPT,		/* ours: an empty VMA took an anon_vma */
 };
 
+/*
+ * Had the range or a VMA next to it VM_SOFTDIRTY?  Read before the merge,
+ * which may free the neighbours; adjacency is enough (a neighbour that
+ * does not merge only makes the answer err on the soft-dirty side).
+ */
+static bool vmamerge_range_softdirty(const struct vmamerge_merge *m)
+{
+	unsigned long flags = m->flags;
+
+	if (m->vma)
+		flags |= m->vma->vm_flags;
+	if (m->prev && m->prev->vm_end == m->start)
+		flags |= m->prev->vm_flags;
+	if (m->next && m->next->vm_start == m->end)
+		flags |= m->next->vm_flags;
+	return flags & VM_SOFTDIRTY;
+}
+
 void vmamerge_merge_prepare(struct vmamerge_merge *m)
 {
 	vmamerge_count(m->mm, VMAMERGE_C_MERGE_ATTEMPTS, 1);
+	m->softdirty = vmamerge_range_softdirty(m);
 	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
 		vmamerge_transplant_for_merge(m);
 }
@@ -48,11 +68,39 @@ static enum vmamerge_cause vmamerge_stock_cause(struct vmamerge_merge *m,
 	return VMAMERGE_CAUSE_AV_NULL;
 }
 
+/*
+ * Soft-dirty across a merge the stock kernel would not have made: one the
+ * decision point rehomed a VMA for, or the merge after an mremap() move
+ * (renumber.c) or, on 6.1, after an mmap() (vmamerge_after_mmap()).  The
+ * survivor keeps its own flags, so a soft-dirty part merged into a VMA
+ * cleared by clear_refs would read clean in pagemap: its holes and pages
+ * without a soft-dirty PTE would be reported unchanged.  As the stock
+ * mmap_region() does for the VMA a new range ends in ("new (or expanded)
+ * vma always get soft dirty status"), the merged VMA is soft-dirty if any
+ * part was; the other parts then read soft-dirty too, which errs on the
+ * safe side.  The paths whose callers then set the range's flags on it
+ * cannot lose a neighbour's state this way: transplant_merge.c refuses
+ * those merges.  vm_page_prot does not change: soft-dirty tracking only
+ * write-protects shared writable mappings (vma_wants_writenotify()), and
+ * every VMA rehomed here is private.
+ */
+static void vmamerge_keep_softdirty(struct vmamerge_merge *m,
+				    struct vm_area_struct *merged)
+{
+	if (!m->softdirty || (merged->vm_flags & VM_SOFTDIRTY))
+		return;
+	if (m->rehomed || m->path == VMAMERGE_PATH_MREMAP_MOVE ||
+	    m->path == VMAMERGE_PATH_MMAP)
+		vmamerge_rg_vma_set_softdirty(merged);
+}
+
 void vmamerge_merge_done(struct vmamerge_merge *m,
 			 struct vm_area_struct *merged)
 {
 	enum vmamerge_cause cause = VMAMERGE_CAUSE_NONE;
 
+	if (merged)
+		vmamerge_keep_softdirty(m, merged);
 	if (!merged) {
 		vmamerge_count(m->mm, VMAMERGE_C_MERGE_FAILED, 1);
 		/* the decision point expected a merge: should stay 0 */

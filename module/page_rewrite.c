@@ -48,6 +48,7 @@ static const char *const vmamerge_refusal_names[VMAMERGE_NR_REFUSALS] = {
 	[VMAMERGE_R_SWAP]	= "swap",
 	[VMAMERGE_R_NOMEM]	= "nomem",
 	[VMAMERGE_R_UNSTABLE]	= "unstable",
+	[VMAMERGE_R_SOFTDIRTY]	= "softdirty",
 };
 
 static const enum vmamerge_counter vmamerge_refusal_counters[] = {
@@ -63,6 +64,7 @@ static const enum vmamerge_counter vmamerge_refusal_counters[] = {
 	[VMAMERGE_R_SWAP]	= VMAMERGE_C_REFUSED_SWAP,
 	[VMAMERGE_R_NOMEM]	= VMAMERGE_C_REFUSED_NOMEM,
 	[VMAMERGE_R_UNSTABLE]	= VMAMERGE_C_REFUSED_UNSTABLE,
+	[VMAMERGE_R_SOFTDIRTY]	= VMAMERGE_C_REFUSED_SOFTDIRTY,
 };
 
 const char *vmamerge_refusal_name(enum vmamerge_refusal r)

@@ -23,6 +23,7 @@
 #ifndef _VMAMERGE_PAGE_REWRITE_H
 #define _VMAMERGE_PAGE_REWRITE_H
 
+#include <linux/hugetlb_inline.h>
 #include <linux/mm.h>
 #include <linux/swap.h>
 
@@ -43,8 +44,34 @@ enum vmamerge_refusal {
 	VMAMERGE_R_SWAP,	/* a swap entry whose state we cannot read */
 	VMAMERGE_R_NOMEM,	/* no memory for the folio list */
 	VMAMERGE_R_UNSTABLE,	/* rmap already inconsistent: leave it */
+	VMAMERGE_R_SOFTDIRTY,	/* the merge would lose VM_SOFTDIRTY */
 	VMAMERGE_NR_REFUSALS
 };
+
+/*
+ * vmamerge_vma_rewritable - the one test of which VMAs the module touches:
+ * renumbers, transplants, gives an anon_vma to, or takes as the owner of
+ * the anon_vma a neighbour joins (renumber.c, transplant_merge.c).  Only
+ * private anonymous memory with nothing but its anon_vma indexing it:
+ *  - no vm_file.  A private mapping of /dev/zero has no vm_ops
+ *    (mmap_zero() calls vma_set_anonymous()), so vma_is_anonymous() is
+ *    true for it, but it keeps vm_file and sits in /dev/zero's i_mmap
+ *    interval tree, keyed by vm_pgoff and shared by every process that
+ *    maps /dev/zero: a new vm_pgoff would need i_mmap_rwsem and a re-key
+ *    there too, and the stock logic never merges it with a VMA without
+ *    that file, so an anon_vma changed for such a merge would be wasted
+ *    (rehomed_unmerged).  It keeps the stock behaviour.  hugetlb and
+ *    shared anonymous (shmem) mappings have a vm_file too;
+ *  - no vm_ops (vma_is_anonymous()), not VM_SPECIAL, not shared, not
+ *    hugetlb - redundant with the above for every mapping the kernel
+ *    makes today, kept so that the test does not rest on that.
+ */
+static inline bool vmamerge_vma_rewritable(struct vm_area_struct *vma)
+{
+	return !vma->vm_file && vma_is_anonymous(vma) &&
+	       !(vma->vm_flags & (VM_SPECIAL | VM_SHARED)) &&
+	       !is_vm_hugetlb_page(vma);
+}
 
 /* Is @r worth another try after dropping every lock? */
 static inline bool vmamerge_refusal_transient(enum vmamerge_refusal r)
@@ -151,6 +178,8 @@ enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 
 /* Exclude page faults under the per-VMA lock (6.12); nothing on 6.1. */
 void vmamerge_rg_vma_start_write(struct vm_area_struct *vma);
+/* Set VM_SOFTDIRTY on @vma (6.12: write-locks it).  mmap_lock (write). */
+void vmamerge_rg_vma_set_softdirty(struct vm_area_struct *vma);
 /*
  * Merge @vma with its neighbours where the stock rules allow it, as
  * mprotect() without a flag change would, through the merge decision

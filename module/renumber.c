@@ -12,7 +12,6 @@
  * mprotect() that changes nothing would offer it.
  */
 #include <linux/kernel.h>
-#include <linux/hugetlb.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/rmap.h>
@@ -39,12 +38,6 @@ static void vmamerge_vma_set_pgoff(struct vm_area_struct *vma, pgoff_t pgoff)
 		anon_vma_interval_tree_insert(avc, &avc->anon_vma->rb_root);
 }
 
-static bool vmamerge_renumberable(struct vm_area_struct *vma)
-{
-	return vma_is_anonymous(vma) && !(vma->vm_flags & VM_SPECIAL) &&
-	       !(vma->vm_flags & VM_SHARED) && !is_vm_hugetlb_page(vma);
-}
-
 /* Renumbering collects under the root anon_vma's rwsem. */
 static enum vmamerge_refusal vmamerge_renumber_lock(struct vmamerge_rewrite *rw)
 {
@@ -59,7 +52,8 @@ static void vmamerge_renumber_unlock(struct vmamerge_rewrite *rw)
 
 /*
  * vmamerge_renumber_vma - make @vma's pgoff linear, rewriting its pages'
- * indexes.  mmap_lock held for writing.  Returns the refusal, or
+ * indexes.  @vma passed vmamerge_vma_rewritable(): no file tree to re-key.
+ * mmap_lock held for writing.  Returns the refusal, or
  * VMAMERGE_R_NONE with the number of rewritten pages in *@pages.
  */
 static enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
@@ -70,8 +64,6 @@ static enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
 	enum vmamerge_refusal r;
 
 	*pages = 0;
-	if (!vmamerge_renumberable(vma))
-		return VMAMERGE_R_SPECIAL;
 	/* no fault under the per-VMA lock from here on (6.12) */
 	vmamerge_rg_vma_start_write(vma);
 	if (!vma->anon_vma) {
@@ -129,7 +121,10 @@ static void vmamerge_merge_moved(struct mm_struct *mm,
  * The VMA mremap() left at @new_addr: renumber it (if its pgoff is not
  * linear already) and offer it to the merge logic, which with the
  * transplant feature also joins neighbours with another anon_vma
- * (transplant_merge.c).  mmap_lock held for writing.
+ * (transplant_merge.c).  Only a VMA the module touches at all
+ * (vmamerge_vma_rewritable(): not a private /dev/zero mapping, for one);
+ * another keeps the stock result, counted as refused_special where it
+ * would have needed a renumber.  mmap_lock held for writing.
  */
 static void vmamerge_renumber_moved(struct mm_struct *mm,
 				    struct vm_area_struct *vma)
@@ -139,6 +134,11 @@ static void vmamerge_renumber_moved(struct mm_struct *mm,
 	enum vmamerge_refusal r;
 	unsigned long pages;
 
+	if (!vmamerge_vma_rewritable(vma)) {
+		if (old != start >> PAGE_SHIFT)
+			vmamerge_refused(mm, vma, VMAMERGE_R_SPECIAL);
+		return;
+	}
 	if (old == start >> PAGE_SHIFT) {
 		/* copy_vma() merged whatever the stock rules allow */
 		if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))

@@ -40,7 +40,6 @@
  */
 #include <linux/err.h>
 #include <linux/kernel.h>
-#include <linux/hugetlb.h>
 #include <linux/mempolicy.h>
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
@@ -53,51 +52,18 @@
 /*
  * May @vma merge with a range of @m's attributes as far as everything but
  * the anon_vma and the offsets goes?  The stock is_mergeable_vma() and
- * policy tests of both series, for anonymous memory: no file, no vm_ops.
+ * policy tests of both series, for a @vma the module may touch
+ * (vmamerge_vma_rewritable(): no file, no vm_ops); the range then has the
+ * same file (none) and flags, so it qualifies as well.
  */
 static bool vmamerge_attrs_match(const struct vmamerge_merge *m,
 				 struct vm_area_struct *vma)
 {
-	return !m->file && vma_is_anonymous(vma) &&
-	       !(m->flags & (VM_SPECIAL | VM_SHARED)) &&
+	return vmamerge_vma_rewritable(vma) && !m->file &&
 	       !((vma->vm_flags ^ m->flags) & ~VM_SOFTDIRTY) &&
 	       mpol_equal(m->policy, vma_policy(vma)) &&
 	       is_mergeable_vm_userfaultfd_ctx(vma, m->uffd_ctx) &&
 	       anon_vma_name_eq(anon_vma_name(vma), m->anon_name);
-}
-
-/* The VMA before the range, if it would merge but for the anon_vma. */
-static struct vm_area_struct *vmamerge_left(const struct vmamerge_merge *m)
-{
-	struct vm_area_struct *prev = m->prev;
-
-	if (!prev || prev == m->vma || prev->vm_end != m->start ||
-	    prev->vm_pgoff + vma_pages(prev) != m->pgoff)
-		return NULL;
-	return vmamerge_attrs_match(m, prev) ? prev : NULL;
-}
-
-/*
- * The VMA after the range, likewise.  The stock logic looks right only
- * when an existing range ends where its VMA ends.
- */
-static struct vm_area_struct *vmamerge_right(const struct vmamerge_merge *m)
-{
-	struct vm_area_struct *next = m->next;
-
-	if (!next || next == m->vma || m->no_right ||
-	    next->vm_start != m->end ||
-	    (m->vma && m->end != m->vma->vm_end) ||
-	    m->pgoff + PHYS_PFN(m->end - m->start) != next->vm_pgoff)
-		return NULL;
-	return vmamerge_attrs_match(m, next) ? next : NULL;
-}
-
-/* A VMA whose own anon_vma could move: private anonymous, not special. */
-static bool vmamerge_movable(struct vm_area_struct *vma)
-{
-	return vma_is_anonymous(vma) && !is_vm_hugetlb_page(vma) &&
-	       !(vma->vm_flags & (VM_SPECIAL | VM_SHARED));
 }
 
 static void vmamerge_tm_refused(struct vmamerge_merge *m,
@@ -109,9 +75,92 @@ static void vmamerge_tm_refused(struct vmamerge_merge *m,
 }
 
 /*
+ * Would the stock logic accept anon_vma @av for a range next to @nb?  Its
+ * is_mergeable_anon_vma() with @nb as the VMA whose chain is looked at.
+ */
+static bool vmamerge_stock_anon_ok(struct anon_vma *av,
+				   struct vm_area_struct *nb)
+{
+	if ((!av || !nb->anon_vma) && list_is_singular(&nb->anon_vma_chain))
+		return true;
+	return av == nb->anon_vma;
+}
+
+/*
+ * Does the caller give the merged VMA the range's new flags after the
+ * merge?  For an existing range, mprotect, madvise (and anon names), mlock
+ * and userfaultfd do; on 6.1 they merge through vma_merge(), which also
+ * serves mbind (keeps the survivor's flags: counted in, to be safe).  A
+ * new range (mmap, brk: marked soft-dirty after the merge; the mremap
+ * expansion, copy_vma()) and our own paths keep the survivor's flags.
+ */
+static bool vmamerge_sets_range_flags(const struct vmamerge_merge *m)
+{
+	return m->vma && (m->path == VMAMERGE_PATH_MODIFY ||
+			  m->path == VMAMERGE_PATH_MODIFY_NAME ||
+			  m->path == VMAMERGE_PATH_MODIFY_UFFD ||
+			  m->path == VMAMERGE_PATH_VMA_MERGE);
+}
+
+/*
+ * A neighbour @nb that would merge with the range of @m but for its
+ * anon_vma: is it still a candidate for a transplant or adoption?  Not if
+ * the merge would lose its soft-dirty state.  pagemap reports a page
+ * soft-dirty when its PTE is or its VMA has VM_SOFTDIRTY - the only record
+ * for a page without a PTE - and clear_refs clears both; a merge keeps
+ * one VMA's flags (is_mergeable_vma() ignores VM_SOFTDIRTY).  Where the
+ * merged VMA gets the range's new flags (vmamerge_sets_range_flags()), a
+ * range without VM_SOFTDIRTY would make @nb's pages read clean: refused,
+ * the stock behaviour (no merge), counted.  Everywhere else
+ * vmamerge_merge_done() marks the merged VMA soft-dirty if any of its
+ * parts was.  A neighbour the stock logic merges anyway is left to it.
+ */
+static bool vmamerge_candidate(struct vmamerge_merge *m,
+			       struct vm_area_struct *nb)
+{
+	if (!vmamerge_attrs_match(m, nb))
+		return false;
+	if (!vmamerge_sets_range_flags(m) ||
+	    !(nb->vm_flags & VM_SOFTDIRTY) || (m->flags & VM_SOFTDIRTY) ||
+	    vmamerge_stock_anon_ok(m->anon_vma, nb))
+		return true;
+	vmamerge_tm_refused(m, nb, VMAMERGE_R_SOFTDIRTY);
+	return false;
+}
+
+/* The VMA before the range, if it would merge but for the anon_vma. */
+static struct vm_area_struct *vmamerge_left(struct vmamerge_merge *m)
+{
+	struct vm_area_struct *prev = m->prev;
+
+	if (!prev || prev == m->vma || prev->vm_end != m->start ||
+	    prev->vm_pgoff + vma_pages(prev) != m->pgoff)
+		return NULL;
+	return vmamerge_candidate(m, prev) ? prev : NULL;
+}
+
+/*
+ * The VMA after the range, likewise.  The stock logic looks right only
+ * when an existing range ends where its VMA ends.
+ */
+static struct vm_area_struct *vmamerge_right(struct vmamerge_merge *m)
+{
+	struct vm_area_struct *next = m->next;
+
+	if (!next || next == m->vma || m->no_right ||
+	    next->vm_start != m->end ||
+	    (m->vma && m->end != m->vma->vm_end) ||
+	    m->pgoff + PHYS_PFN(m->end - m->start) != next->vm_pgoff)
+		return NULL;
+	return vmamerge_candidate(m, next) ? next : NULL;
+}
+
+/*
  * vmamerge_join - make @owner's anon_vma the anon_vma of @vma: adopt it
  * if @vma has none, transplant @vma and its pages otherwise.  Returns
- * whether @vma now has it; a refusal is counted and traced.
+ * whether @vma now has it; a refusal is counted and traced.  Both are the
+ * range's VMA or a neighbour that passed vmamerge_candidate(), so both
+ * are vmamerge_vma_rewritable().
  */
 static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 			  struct vm_area_struct *owner)
@@ -121,7 +170,7 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 
 	if (vma->anon_vma == owner->anon_vma)
 		return true;
-	if (!owner->anon_vma || !vmamerge_movable(vma)) {
+	if (!owner->anon_vma) {
 		r = VMAMERGE_R_SPECIAL;
 	} else if (!vma->anon_vma) {
 		r = vmamerge_adopt_anon_vma(vma, owner);
@@ -154,18 +203,9 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 }
 
 /*
- * Would the stock logic accept anon_vma @av for a range next to @nb?  Its
- * is_mergeable_anon_vma() with @nb as the VMA whose chain is looked at.
+ * Would the stock logic accept two neighbours that both merge?  Its
+ * are_anon_vmas_compatible().
  */
-static bool vmamerge_stock_anon_ok(struct anon_vma *av,
-				   struct vm_area_struct *nb)
-{
-	if ((!av || !nb->anon_vma) && list_is_singular(&nb->anon_vma_chain))
-		return true;
-	return av == nb->anon_vma;
-}
-
-/* ... and for two neighbours that both merge (are_anon_vmas_compatible()) */
 static bool vmamerge_stock_pair_ok(struct vm_area_struct *a,
 				   struct vm_area_struct *b)
 {
@@ -247,14 +287,15 @@ static void vmamerge_unify_new(struct vmamerge_merge *m,
 
 void vmamerge_transplant_for_merge(struct vmamerge_merge *m)
 {
-	struct vm_area_struct *left = vmamerge_left(m);
-	struct vm_area_struct *right = vmamerge_right(m);
+	struct vm_area_struct *left, *right;
 
+	if (m->vma && !vmamerge_vma_rewritable(m->vma))
+		return;
+	left = vmamerge_left(m);
+	right = vmamerge_right(m);
 	if (!left && !right)
 		return;
 	if (m->vma) {
-		if (!vmamerge_movable(m->vma))
-			return;
 		vmamerge_unify_existing(m, m->vma, left, right);
 		/* the range is part of m->vma: it carries its anon_vma */
 		m->anon_vma = m->vma->anon_vma;
@@ -277,7 +318,7 @@ void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr)
 	if (mmap_write_lock_killable(mm))
 		return;
 	vma = vma_lookup(mm, addr);
-	if (vma && vmamerge_movable(vma))
+	if (vma && vmamerge_vma_rewritable(vma))
 		vmamerge_rg_merge_in_place(vma, VMAMERGE_PATH_MMAP, NULL);
 	mmap_write_unlock(mm);
 }

@@ -102,6 +102,8 @@ enum vmamerge_path {
  * @no_right: the caller merges only to the left (6.12 brk: JUST_EXPAND).
  * @rehomed: set by the decision point when it changed an anon_vma
  * (transplant_merge.c), for the cause of the merge that follows.
+ * @softdirty: the range or an adjacent VMA had VM_SOFTDIRTY before the
+ * merge (merge_hook.c).
  */
 struct vmamerge_merge {
 	struct mm_struct *mm;
@@ -120,6 +122,7 @@ struct vmamerge_merge {
 	struct anon_vma_name *anon_name;
 	bool no_right;
 	unsigned int rehomed;	/* VMAMERGE_REHOMED_* */
+	bool softdirty;
 };
 
 #define VMAMERGE_REHOMED_TRANSPLANT	(1U << 0)	/* pages moved */

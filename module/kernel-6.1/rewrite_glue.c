@@ -20,6 +20,16 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
 }
 
 /*
+ * 6.1's vm_flags is a plain field, written under mmap_lock held for
+ * writing (no per-VMA locks); its readers hold mmap_lock.
+ */
+void vmamerge_rg_vma_set_softdirty(struct vm_area_struct *vma)
+{
+	lockdep_assert_held_write(&vma->vm_mm->mmap_lock);
+	vma->vm_flags |= VM_SOFTDIRTY;
+}
+
+/*
  * As mprotect_fixup() reaches the merge logic with its flags unchanged:
  * vma_merge() over the VMA's whole range with its own attributes (our
  * replacement of it, kernel-6.1/vma_merge.c, so the decision point sees

@@ -21,6 +21,12 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
 	vma_start_write(vma);
 }
 
+/* vm_flags_set() write-locks the VMA first, as every writer must. */
+void vmamerge_rg_vma_set_softdirty(struct vm_area_struct *vma)
+{
+	vm_flags_set(vma, VM_SOFTDIRTY);
+}
+
 /*
  * As madvise_update_vma() reaches the merge logic: an iterator at the
  * VMA, its predecessor, and vma_modify_flags() with the flags unchanged

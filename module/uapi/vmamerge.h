@@ -126,7 +126,8 @@ struct vmamerge_config {
 	X(REFUSED_UNSTABLE,	"refused_unstable")			\
 	X(MERGE_ADOPT,		"merge_adopt")				\
 	X(VMAS_ADOPTED,		"vmas_adopted")				\
-	X(REHOMED_UNMERGED,	"rehomed_unmerged")
+	X(REHOMED_UNMERGED,	"rehomed_unmerged")			\
+	X(REFUSED_SOFTDIRTY,	"refused_softdirty")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {

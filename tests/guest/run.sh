@@ -253,45 +253,34 @@ stats_delta() {
 		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] }' "$2" "$DBG/stats")"
 }
 
-# ---- renumbering after mremap moves (issue 3) ----
+# ---- the tests that run in feature modes (t_renumber, t_inplace, t_edges) ----
 
-# Opted in with every feature: renumber and transplant layouts; with
-# renumber only (-r); with none: the stock ones (t_renumber -s ran without
-# the module too).
-renumber_tests() {
-	run t_renumber -o
+# feature_modes PROG: PROG opted in with every feature, with renumber only
+# (-r: transplant off) and with none (-s: the stock behaviour; run.sh runs
+# PROG -s without the module too); every feature on again afterwards.
+feature_modes() {
+	run "$1" -o
 	if wr -transplant "$DBG/features"; then
-		run t_renumber -o -r
+		run "$1" -o -r
 	else
 		tap 1 "transplant off through debugfs" "$WR_ERR"
 	fi
 	if wr none "$DBG/features"; then
-		run t_renumber -o -s
+		run "$1" -o -s
 	else
 		tap 1 "features off through debugfs" "$WR_ERR"
 	fi
 	wr all "$DBG/features"
 }
 
-# ---- transplant on the in-place merge paths (issue 4) ----
-
-# Opted in with every feature: merged layouts; with renumber only (-r)
-# and with none (-s): the stock ones (t_inplace -s ran without the module
-# too).
-inplace_tests() {
-	run t_inplace -o
-	if wr -transplant "$DBG/features"; then
-		run t_inplace -o -r
-	else
-		tap 1 "transplant off through debugfs" "$WR_ERR"
-	fi
-	if wr none "$DBG/features"; then
-		run t_inplace -o -s
-	else
-		tap 1 "features off through debugfs" "$WR_ERR"
-	fi
-	wr all "$DBG/features"
-}
+# renumbering after mremap moves (issue 3): renumber and transplant
+# layouts, renumber alone, stock
+renumber_tests() { feature_modes t_renumber; }
+# transplant on the in-place merge paths (issue 4): merged layouts, then
+# the stock ones twice
+inplace_tests() { feature_modes t_inplace; }
+# edges (issue 10): private /dev/zero mappings, soft-dirty across merges
+edges_tests() { feature_modes t_edges; }
 
 # ---- upstream mm selftests (tests/selftests/, staged as /selftests) ----
 
@@ -625,6 +614,7 @@ tap $? "module file $KO exists"
 diff_baseline
 run t_renumber -s
 run t_inplace -s
+run t_edges -s
 torture_selftest
 run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
 [ -f "$KO" ] && failed_loads
@@ -652,6 +642,7 @@ if [ "$LOADED" = 1 ]; then
 	run t_verify
 	renumber_tests
 	inplace_tests
+	edges_tests
 	cli_tests
 	# the CLI as users run it: README's commands, argv, JSON (issue 12)
 	run t_cli.sh

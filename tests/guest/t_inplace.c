@@ -368,29 +368,13 @@ static const char *const cnames[NR_C] = {
 #define C_NOSTATS	(-1L)	/* stats unreadable */
 #define C_MISSING	(-2L)	/* no such counter */
 
-static long counter(const char *name)
-{
-	char buf[8192], *p;
-	size_t l = strlen(name);
-
-	if (read_file(DBG_STATS, buf, sizeof(buf)) < 0)
-		return C_NOSTATS;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, l) && p[l] == ' ')
-			return atol(p + l + 1);
-	return C_MISSING;
-}
-
 struct snap {
 	long v[NR_C];
 };
 
 static void snap_take(struct snap *s)
 {
-	int i;
-
-	for (i = 0; i < NR_C; i++)
-		s->v[i] = counter(cnames[i]);
+	stats_snap(cnames, NR_C, s->v);
 }
 
 #define C_BAD		LONG_MIN
@@ -398,7 +382,7 @@ static void snap_take(struct snap *s)
 /* how much @c changed since @s; C_BAD (and a failed line) if unreadable */
 static long delta(const char *ctx, const struct snap *s, int c)
 {
-	long now = counter(cnames[c]);
+	long now = stats_counter(cnames[c]);
 
 	if (s->v[c] < 0 || now < 0) {
 		ok(0, "%s: counter %s readable (%s)", ctx, cnames[c],
@@ -1571,9 +1555,9 @@ static void t_migrating(const char *migrate)
 		window_vmas(got, sizeof(got), NULL);
 		d_mig = d_busy = d_tp = 0;
 		if (!nostats) {
-			d_mig = counter("refused_migration") - s.v[C_R_MIGR];
-			d_busy = counter("refused_busy") - s.v[C_R_BUSY];
-			d_tp = counter("merge_transplant") - s.v[C_MERGE_TP];
+			d_mig = stats_counter("refused_migration") - s.v[C_R_MIGR];
+			d_busy = stats_counter("refused_busy") - s.v[C_R_BUSY];
+			d_tp = stats_counter("merge_transplant") - s.v[C_MERGE_TP];
 		}
 		if (tp_on() && !strcmp(got, "0-15") && !d_mig && !d_busy &&
 		    d_tp == 1) {
@@ -1602,43 +1586,22 @@ static void t_migrating(const char *migrate)
 
 int main(int argc, char **argv)
 {
-	int optin = 0, c, mv_first, mv_empty;
 	char migrate[256], gains[512];
+	int c, mv_first, mv_empty;
 	struct utsname u;
 	unsigned int i;
 	size_t l, n;
-	void *r;
 
-	while ((c = getopt(argc, argv, "ors")) != -1) {
-		if (c == 'o')
-			optin = 1;
-		else if (c == 'r')
-			renumber_only = 1;
-		else if (c == 's')
-			stock = 1;
-		else
-			return fprintf(stderr, "usage: t_inplace [-o] [-r | -s]\n"), 2;
-	}
-	tap_init("t_inplace", 900);
+	if (mode_init(argc, argv, "t_inplace", 900, &stock, &renumber_only,
+		      &vfd))
+		return 2;
 	is61 = !uname(&u) && !strncmp(u.release, "6.1.", 4);
-	vfd = vm_open(O_RDWR);
-	if (vfd < 0)
-		vfd = -1;
-	if (optin) {
-		ok(vfd >= 0 && vm_advise(vfd, VMAMERGE_TARGET_SELF, 0,
-					 VMAMERGE_ADVISE_ENABLE, 0) == 0,
-		   "opted in");
-	}
-	nostats = counter("merge_attempts") == C_NOSTATS;
+	nostats = stats_counter("merge_attempts") == C_NOSTATS;
 	if (nostats)
 		diag("no %s: counters not checked", DBG_STATS);
-	/* a 2 MiB-aligned window */
-	r = mmap(NULL, WIN_PAGES * PG + HPG, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
+	W = aligned_window(WIN_PAGES * PG);
+	if (!W)
 		return ok(0, "window"), tap_exit();
-	W = (char *)(((unsigned long)r + HPG - 1) & ~(HPG - 1));
-	munmap(r, WIN_PAGES * PG + HPG);
 
 	snprintf(migrate, sizeof(migrate), "%s", argv[0]);
 	l = strlen(migrate);

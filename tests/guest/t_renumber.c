@@ -212,15 +212,9 @@ static void expect_data(const char *ctx, unsigned long first,
 
 static long counter(const char *name)
 {
-	char buf[4096], *p;
-	size_t l = strlen(name);
+	long v = stats_counter(name);
 
-	if (read_file(DBG_STATS, buf, sizeof(buf)) < 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, l) && p[l] == ' ')
-			return atol(p + l + 1);
-	return -1;
+	return v < 0 ? -1 : v;
 }
 
 static void expect_delta(const char *ctx, const char *name, long before,
@@ -1073,37 +1067,15 @@ static void t_other_av_thp(void)
 
 int main(int argc, char **argv)
 {
-	int optin = 0, c;
 	char migrate[256];
 	size_t l;
-	void *r;
 
-	while ((c = getopt(argc, argv, "ors")) != -1) {
-		if (c == 'o')
-			optin = 1;
-		else if (c == 'r')
-			renumber_only = 1;
-		else if (c == 's')
-			stock = 1;
-		else
-			return fprintf(stderr, "usage: t_renumber [-o] [-r | -s]\n"), 2;
-	}
-	tap_init("t_renumber", 300);
-	vfd = vm_open(O_RDWR);
-	if (vfd < 0)
-		vfd = -1;
-	if (optin) {
-		ok(vfd >= 0 && vm_advise(vfd, VMAMERGE_TARGET_SELF, 0,
-					 VMAMERGE_ADVISE_ENABLE, 0) == 0,
-		   "opted in");
-	}
-	/* a 2 MiB-aligned window */
-	r = mmap(NULL, WIN_PAGES * PG + HPG, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
+	if (mode_init(argc, argv, "t_renumber", 300, &stock, &renumber_only,
+		      &vfd))
+		return 2;
+	W = aligned_window(WIN_PAGES * PG);
+	if (!W)
 		return ok(0, "window"), tap_exit();
-	W = (char *)(((unsigned long)r + HPG - 1) & ~(HPG - 1));
-	munmap(r, WIN_PAGES * PG + HPG);
 
 	snprintf(migrate, sizeof(migrate), "%s", argv[0]);
 	l = strlen(migrate);

@@ -90,6 +90,29 @@ pid_t spawn_sleeper(int *wfd);
 /* Closes wfd and reaps the sleeper; returns its wait status. */
 int reap_sleeper(pid_t pid, int wfd);
 
+/* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges) ---- */
+/*
+ * Parses "[-o] [-r | -s]" into *@stock (-s) and *@renumber_only (-r),
+ * starts TAP, opens /dev/vmamerge read-write into *@vfd (-1 without the
+ * module) and with -o opts the process in (a TAP line).  Returns 0, or 2
+ * after a usage message.
+ */
+int mode_init(int argc, char **argv, const char *prog, unsigned int timeout_s,
+	      int *stock, int *renumber_only, int *vfd);
+/* Writes 4096 bytes at @p that depend on @tag and the offset. */
+void page_fill(char *p, unsigned int tag);
+/*
+ * 0 when the 4096 bytes at @p are page_fill()'s for @tag (0: all zero),
+ * else -1 with the first bad offset in *@off (may be NULL).
+ */
+int page_check(const char *p, unsigned int tag, unsigned long *off);
+/* A free 2 MiB-aligned range of @len bytes (reserved, unmapped) or NULL */
+char *aligned_window(unsigned long len);
+/* A counter from debugfs stats; -1: stats unreadable, -2: no such name */
+long stats_counter(const char *name);
+/* stats_counter() of each of @n @names into @v */
+void stats_snap(const char *const *names, int n, long *v);
+
 const char *state_str(int state);	/* static buffer */
 long now_ms(void);			/* CLOCK_MONOTONIC */
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -398,6 +399,91 @@ int reap_sleeper(pid_t pid, int wfd)
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return st;
+}
+
+int mode_init(int argc, char **argv, const char *prog, unsigned int timeout_s,
+	      int *stock, int *renumber_only, int *vfd)
+{
+	int optin = 0, c;
+
+	while ((c = getopt(argc, argv, "ors")) != -1) {
+		if (c == 'o')
+			optin = 1;
+		else if (c == 'r')
+			*renumber_only = 1;
+		else if (c == 's')
+			*stock = 1;
+		else
+			return fprintf(stderr, "usage: %s [-o] [-r | -s]\n", prog), 2;
+	}
+	tap_init(prog, timeout_s);
+	*vfd = vm_open(O_RDWR);
+	if (*vfd < 0)
+		*vfd = -1;
+	if (optin)
+		ok(*vfd >= 0 && vm_advise(*vfd, VMAMERGE_TARGET_SELF, 0,
+					  VMAMERGE_ADVISE_ENABLE, 0) == 0,
+		   "opted in");
+	return 0;
+}
+
+static unsigned char page_pat(unsigned int tag, unsigned long off)
+{
+	return (unsigned char)(tag * 131 + off * 7 + (off >> 8));
+}
+
+void page_fill(char *p, unsigned int tag)
+{
+	unsigned long o;
+
+	for (o = 0; o < 4096; o++)
+		p[o] = page_pat(tag, o);
+}
+
+int page_check(const char *p, unsigned int tag, unsigned long *off)
+{
+	unsigned long o;
+
+	for (o = 0; o < 4096; o++)
+		if ((unsigned char)p[o] != (tag ? page_pat(tag, o) : 0)) {
+			if (off)
+				*off = o;
+			return -1;
+		}
+	return 0;
+}
+
+char *aligned_window(unsigned long len)
+{
+	const unsigned long align = 2UL << 20;
+	void *r = mmap(NULL, len + align, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (r == MAP_FAILED)
+		return NULL;
+	munmap(r, len + align);
+	return (char *)(((unsigned long)r + align - 1) & ~(align - 1));
+}
+
+long stats_counter(const char *name)
+{
+	char buf[8192], *p;
+	size_t l = strlen(name);
+
+	if (read_file(DBG_STATS, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, l) && p[l] == ' ')
+			return atol(p + l + 1);
+	return -2;
+}
+
+void stats_snap(const char *const *names, int n, long *v)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = stats_counter(names[i]);
 }
 
 const char *state_str(int state)
