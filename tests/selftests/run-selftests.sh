@@ -250,7 +250,13 @@ run_one() {
 	[ -n "${VMAMERGE_SELFTESTS_DEBUG:-}" ] &&
 		echo "#   runner: setup $(secs "$_tA" "$_t0") s, cleanup $(secs "$_t1" "$_t2") s, results $(secs "$_t2" "$(now)") s"
 	case $_res in
-	fail | timeout) tail -n 15 "$_log" | sed 's/^/#   | /' ;;
+	fail | timeout)
+		# the failing lines themselves (a long test's tail may not have
+		# them), then the end of its output
+		grep -a -n -i -m 10 'fail\|not ok\|timeout\|timed out' "$_log" |
+			sed 's/^/#   ! /'
+		tail -n 15 "$_log" | sed 's/^/#   | /'
+		;;
 	esac
 }
 
