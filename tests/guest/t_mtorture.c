@@ -436,15 +436,15 @@ enum { B_NONE, B_MUST, B_STOCK_SPLIT, B_MODULE_MAY };
  * For the last two the module may keep the boundary when its refused_*
  * counters moved since bref[w] (taken at the start of the round of moves
  * that made it: a piece refused earlier in the round keeps the next one
- * from merging with it), or when a VMA on either side holds a page that
- * was already in a VMA kept apart by a refusal (tainted[]: such a VMA
- * keeps its pgoff or anon_vma, so later pieces cut from it or put next to
- * it do not merge either, without a new refusal).  wlog[w] is the logical
- * page at window page w.
+ * from merging with it), or when the VMA on either side has a page offset
+ * that is not linear (VMAMERGE_IOC_VMAS: a VMA whose renumbering was
+ * refused before keeps its pgoff, and no later move of a neighbour makes
+ * it mergeable).  Two linear neighbours left apart without a refusal are
+ * an error: the stock merge or a transplant should have joined them.
  */
-static uint8_t mapped[WIN], bk[WIN], bseen[WIN], tainted[NPL];
-static unsigned long wlog[WIN], nr_tainted;
+static uint8_t mapped[WIN], bk[WIN], bseen[WIN], nonlinear[WIN];
 static uint64_t bref[WIN], round_ref;
+static unsigned long nr_nonlinear_kept;
 static unsigned long merges_seen, merges_refused, layout_checks;
 static struct tvma vmas[WIN + 1];
 
@@ -493,48 +493,44 @@ static int read_layout(void)
 	return k;
 }
 
-/* Does the VMA that holds window page w hold a tainted page? */
-static int vma_tainted(int n, unsigned long w)
-{
-	unsigned long i;
-	int k;
-
-	for (k = 0; k < n; k++) {
-		if (w < vmas[k].s || w >= vmas[k].e)
-			continue;
-		for (i = vmas[k].s; i < vmas[k].e; i++)
-			if (tainted[wlog[i]])
-				return 1;
-	}
-	return 0;
-}
-
-static void taint_vma(int n, unsigned long w)
-{
-	unsigned long i;
-	int k;
-
-	for (k = 0; k < n; k++) {
-		if (w < vmas[k].s || w >= vmas[k].e)
-			continue;
-		for (i = vmas[k].s; i < vmas[k].e; i++)
-			if (!tainted[wlog[i]]) {
-				tainted[wlog[i]] = 1;
-				nr_tainted++;
-			}
-	}
-}
-
 static void dump_layout(int n)
 {
 	char buf[900];
 	int i, k = 0;
 
 	for (i = 0; i < n && k < (int)sizeof(buf) - 40; i++)
-		k += snprintf(buf + k, sizeof(buf) - k, " %lu-%lu%s",
+		k += snprintf(buf + k, sizeof(buf) - k, " %lu-%lu%s%s",
 			      vmas[i].s, vmas[i].e,
-			      vmas[i].prot & PROT_EXEC ? "x" : "");
-	diag("window VMAs (pages):%s", buf);
+			      vmas[i].prot & PROT_EXEC ? "x" : "",
+			      nonlinear[vmas[i].s] ? "~" : "");
+	diag("window VMAs (pages; x: PROT_EXEC, ~: pgoff not linear):%s", buf);
+}
+
+/* nonlinear[w]: the VMA at window page w has a pgoff that is not linear. */
+static void read_pgoffs(void)
+{
+	static struct vmamerge_vma v[256];
+	struct vmamerge_vmas q;
+	unsigned long w, lo = (unsigned long)T.base;
+	unsigned int i;
+
+	memset(nonlinear, 0, sizeof(nonlinear));
+	if (vfd < 0)
+		return;
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.target_kind = VMAMERGE_TARGET_SELF;
+	q.nr = 256;
+	q.addr = lo;
+	q.vmas_ptr = (unsigned long)v;
+	q.vma_size = sizeof(v[0]);
+	if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q))
+		return;
+	for (i = 0; i < q.nr && v[i].start < lo + WIN * TPG; i++)
+		if (v[i].pgoff != v[i].start / TPG)
+			for (w = (v[i].start - lo) / TPG;
+			     w < WIN && w < (v[i].end - lo) / TPG; w++)
+				nonlinear[w] = 1;
 }
 
 /* Checks the window's VMAs against mapped[]/bk[]; 0 or -1 (reported). */
@@ -548,6 +544,8 @@ static int check_layout(void)
 	layout_checks++;
 	if (n < 0)
 		return -1;
+	if (optin)
+		read_pgoffs();
 	memset(am, 0, sizeof(am));
 	memset(ab, 0, sizeof(ab));
 	for (k = 0; k < n; k++) {
@@ -591,16 +589,15 @@ static int check_layout(void)
 				bk[w] = B_NONE;
 				break;
 			}
-			if (ref == bref[w] && !vma_tainted(n, w - 1) &&
-			    !vma_tainted(n, w)) {
-				why = "no merge, and the module counted no refusal";
+			if (ref == bref[w] && !nonlinear[w - 1] && !nonlinear[w]) {
+				why = "no merge of linear neighbours, and the module counted no refusal";
 				break;
 			}
-			if (!bseen[w])
-				merges_refused++;
+			if (!bseen[w]) {
+				merges_refused += ref != bref[w];
+				nr_nonlinear_kept += ref == bref[w];
+			}
 			bseen[w] = 1;
-			taint_vma(n, w - 1);
-			taint_vma(n, w);
 			break;
 		}
 		if (why) {
@@ -721,8 +718,6 @@ static int move_pages_w(unsigned long from, unsigned long n, unsigned long to,
 	memset(bk + from, B_NONE, n);
 	memset(mapped + to, 1, n);
 	memset(bk + to, B_NONE, n);
-	for (i = 0; i < n; i++)
-		wlog[to + i] = lp + i;
 	if (to >= LAND) {
 		/* after the anchor or the first piece */
 		set_bound(to, B_STOCK_SPLIT);
@@ -1227,7 +1222,6 @@ static int setup_area(unsigned long w, unsigned long n, unsigned long lp,
 	madvise(wpage(w), n * TPG, MADV_NOHUGEPAGE);
 	for (i = 0; i < n; i++) {
 		atomic_store(&C->addr[lp + i], (unsigned long)wpage(w + i));
-		wlog[w + i] = lp + i;
 		atomic_store(&C->gen[lp + i], 1);
 		fill(wpage(w + i), lp + i, 1);
 	}
@@ -1434,8 +1428,9 @@ end:
 	diag("mtorture: noise in the window (max): AnonHugePages %lu kB, KSM merging pages %lu, "
 	     "VmSwap %lu kB", noise.thp_kb_max, noise.ksm_max, noise.swap_kb_max);
 	if (optin) {
-		diag("mtorture: expected merges seen %lu, kept apart by a counted refusal %lu "
-		     "(pages in VMAs kept apart: %lu)", merges_seen, merges_refused, nr_tainted);
+		diag("mtorture: expected merges seen %lu, kept apart by a counted refusal %lu, "
+		     "next to a VMA left unrenumbered by an earlier one %lu", merges_seen,
+		     merges_refused, nr_nonlinear_kept);
 		if (have_q && !vm_query(vfd, VMAMERGE_TARGET_SELF, 0, 0, &q1)) {
 			static const char *const names[] = {
 #define N_(id, name) name,
