@@ -1284,11 +1284,20 @@ int main(int argc, char **argv)
 		return tap_exit();
 	}
 	atomic_store(&C->mseq, 2);
+	/*
+	 * The helper before the buffer exists: a child that held a copy of
+	 * it would make every page COW-shared and the buffer's anon_vma a
+	 * forked family for the whole run (refused_shared everywhere).
+	 */
+	helper = fork();
+	if (helper == 0)
+		pvm_helper(getppid(), seed * 7919 + 1);
 	knob_set(0, "1");
 	if (!uname(&u) && strstr(u.release, "debug"))
 		knob_set(1, "0");	/* the 6.12 requeue race: torture.sh */
 	if (setup_area(0, HOME, 0, &ksm) || setup_area(ANCHOR, NANCHOR, HOME, &ksm2)) {
 		ok(0, "mtorture: mapping the buffer: %s", strerror(errno));
+		atomic_store(&C->stop, 1);
 		knobs_restore();
 		return tap_exit();
 	}
@@ -1300,9 +1309,6 @@ int main(int argc, char **argv)
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	ref0 = refusals();
-	helper = fork();
-	if (helper == 0)
-		pvm_helper(getppid(), t_splitmix(&T.rng));
 	for (i = 0; i < nr_readers; i++) {
 		readers[i].id = i;
 		readers[i].rng.rng = seed * 1000 + i + 1;
