@@ -119,6 +119,7 @@ struct uffdio_move {
 struct ctl {
 	_Atomic unsigned int mseq;	/* odd: mappings changing */
 	_Atomic int stop;
+	_Atomic int ready;		/* the buffer exists */
 	_Atomic int freeze;		/* writers pause (fork) */
 	_Atomic unsigned int wslot[MAXR];	/* mseq a writer started in */
 	_Atomic unsigned long addr[NPL];
@@ -375,6 +376,8 @@ static void pvm_helper(pid_t parent, uint64_t seed)
 	static uint64_t buf[TPG / 8];
 	struct torture rng = { .rng = seed | 1 };
 
+	while (!atomic_load(&C->ready) && !atomic_load(&C->stop))
+		usleep(1000);
 	while (!atomic_load(&C->stop)) {
 		unsigned long p = t_rnd(&rng, NPL);
 		unsigned int m1, m2, s1, s2, g;
@@ -1301,6 +1304,7 @@ int main(int argc, char **argv)
 		knobs_restore();
 		return tap_exit();
 	}
+	atomic_store(&C->ready, 1);
 	two_nodes = access("/sys/devices/system/node/node1", F_OK) == 0;
 	uffd_init();
 	memset(&sa, 0, sizeof(sa));
