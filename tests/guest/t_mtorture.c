@@ -134,7 +134,7 @@ static struct ctl *C;
 static struct torture T;	/* the window; T.rng is the mover's */
 static int nr_readers = 3, optin, vfd = -1;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic unsigned long data_errors, raced_moves;
+static _Atomic unsigned long data_errors;
 
 /* ---- patterns ---- */
 
@@ -268,7 +268,6 @@ static int check_page(unsigned long p, const char *who, unsigned long *in_move)
 	if (s1 != s2 || m1 != m2 || (m1 & 1)) {
 		if (!faulted && bad < 0 && in_move && (m1 & 1))
 			(*in_move)++;
-		atomic_fetch_add(&raced_moves, m1 != m2 || (m1 & 1));
 		return 1;
 	}
 	if (faulted) {
