@@ -8,7 +8,7 @@
 #           ("1 2 3 4 5" or "1,2,3,4,5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
 #           VMAMERGE_CYCLE_BUDGET_S (1200), VMAMERGE_TORTURE_SEEDS ("2,3,4"; seed 1: docs/testing.md),
 #           VMAMERGE_TORTURE_NOPS (3000), VMAMERGE_TORTURE_MAX_S (30: time
-#           cap of one torture run), VMAMERGE_MTORTURE_S (15: seconds of
+#           cap of one torture run), VMAMERGE_MTORTURE_S (12: seconds of
 #           each multi-threaded torture run)
 #
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
@@ -46,7 +46,7 @@ BUDGET_S=${VMAMERGE_CYCLE_BUDGET_S:-1200}
 TSEEDS=${VMAMERGE_TORTURE_SEEDS:-2,3,4}
 TNOPS=${VMAMERGE_TORTURE_NOPS:-3000}
 TMAX=${VMAMERGE_TORTURE_MAX_S:-30}
-MTS=${VMAMERGE_MTORTURE_S:-15}
+MTS=${VMAMERGE_MTORTURE_S:-12}
 LP=/sys/kernel/livepatch/vmamerge
 DBG=/sys/kernel/debug/vmamerge
 W="$DIR/t_wait"

@@ -355,6 +355,9 @@ static void *reader_main(void *arg)
 		unsigned long p = t_rnd(&r->rng, NPL);
 		int k;
 
+		/* on one vCPU, let the mover in now and then */
+		if ((r->verified + r->raced + r->writes) % 32 == 31)
+			sched_yield();
 		if (owner(p) == r->id && t_rnd(&r->rng, 4) == 0) {
 			write_page(r, p);
 			continue;
@@ -1360,8 +1363,11 @@ int main(int argc, char **argv)
 			op = OP_PIN;
 		else
 			op = OP_UFFD;
-		if (op == OP_FORK && fork_pid && T.step - fork_step < 3)
+		if ((op == OP_FORK && fork_pid && T.step - fork_step < 3) ||
+		    (op == OP_MIGRATE && !two_nodes))
 			op = OP_PAGEOUT;
+		if (op == OP_UFFD && uffd < 0)
+			op = OP_REWRITE;
 		nr_ops[op]++;
 		switch (op) {
 		case OP_MOVE: op_move(); break;
