@@ -1255,7 +1255,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	pid_t helper;
 	int c, i, ksm = 0, ksm2 = 0, have_q = 0;
-	long t0 = now_ms(), t1 = t0;
+	long t0 = now_ms(), t1 = t0, tstart = t0;
 	char buf[900];
 
 	while ((c = getopt(argc, argv, "os:t:n:j:")) != -1) {
@@ -1423,8 +1423,8 @@ end:
 	c = 0;
 	for (i = 0; i < OP_NR; i++)
 		c += snprintf(buf + c, sizeof(buf) - c, " %s=%lu", op_names[i], nr_ops[i]);
-	diag("mtorture seed %llu: %lu mover steps in %.1f s:%s", seed, T.step,
-	     (t1 - t0) / 1000.0, buf);
+	diag("mtorture seed %llu: %lu mover steps in %.1f s (the whole run %.1f s):%s",
+	     seed, T.step, (t1 - t0) / 1000.0, (now_ms() - tstart) / 1000.0, buf);
 	c = 0;
 	for (i = 0; i < OP_NR; i++)
 		if (nr_fail[i])
