@@ -12,6 +12,8 @@
  *   -t  stop after SECONDS (default 20); -n  stop after OPS mover steps
  *       (default 0: no limit)
  *   -j  reader threads, 1..4 (default 3)
+ *   -B  self-test: after mover step B, flip a byte of page 0 behind its
+ *       owner's back; the run must report a data error and fail
  *
  * The buffer: 1040 logical pages in a 2 MiB aligned 8 MiB window (the
  * torture.h window, PROT_NONE around the buffer): "home" (logical pages
@@ -133,6 +135,7 @@ struct ctl {
 static struct ctl *C;
 static struct torture T;	/* the window; T.rng is the mover's */
 static int nr_readers = 3, optin, vfd = -1;
+static unsigned long break_step;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned long data_errors;
 
@@ -1240,7 +1243,7 @@ static int setup_area(unsigned long w, unsigned long n, unsigned long lp,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: t_mtorture [-o] [-s SEED] [-t SECONDS] [-n OPS] [-j READERS]\n");
+	fprintf(stderr, "usage: t_mtorture [-o] [-s SEED] [-t SECONDS] [-n OPS] [-j READERS] [-B STEP]\n");
 	exit(2);
 }
 
@@ -1258,8 +1261,9 @@ int main(int argc, char **argv)
 	long t0 = now_ms(), t1 = t0, tstart = t0;
 	char buf[900];
 
-	while ((c = getopt(argc, argv, "os:t:n:j:")) != -1) {
+	while ((c = getopt(argc, argv, "os:t:n:j:B:")) != -1) {
 		switch (c) {
+		case 'B': break_step = strtoul(optarg, NULL, 0); break;
 		case 'o': optin = 1; break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 't': tsec = strtoul(optarg, NULL, 0); break;
@@ -1383,6 +1387,8 @@ int main(int argc, char **argv)
 		}
 		if (fork_pid && T.step - fork_step >= 4)
 			fork_release();
+		if (T.step == break_step)	/* -B: a corruption nobody made */
+			((volatile char *)atomic_load(&C->addr[0]))[123] ^= 0x40;
 		if (T.failed)
 			break;
 		verifier_calls++;
