@@ -14,10 +14,10 @@
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
 # and "GUEST-RESULT: P passed, F failed" (skips count as passed).
 #
-# Order: differential baseline and torture without the module; load;
-# ioctl, debugfs, inheritance and CLI tests; differential runs with the
-# module (features off, features on, mode always); torture opted in;
-# unload; the upstream mm selftests without and with the module;
+# Order: differential baseline, torture and multi-threaded torture without
+# the module; load; ioctl, debugfs, inheritance and CLI tests; differential
+# runs with the module (features off, features on, mode always); torture
+# and multi-threaded torture opted in; unload; the upstream mm selftests without and with the module;
 # load/churn/unload cycles; dmesg.
 #
 # Errnos the programs assert (module side must match):
