@@ -8,15 +8,16 @@
 #           ("1 2 3 4 5" or "1,2,3,4,5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
 #           VMAMERGE_CYCLE_BUDGET_S (1200), VMAMERGE_TORTURE_SEEDS ("2,3,4"; seed 1: docs/testing.md),
 #           VMAMERGE_TORTURE_NOPS (3000), VMAMERGE_TORTURE_MAX_S (30: time
-#           cap of one torture run)
+#           cap of one torture run), VMAMERGE_MTORTURE_S (12: seconds of
+#           each multi-threaded torture run)
 #
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
 # and "GUEST-RESULT: P passed, F failed" (skips count as passed).
 #
-# Order: differential baseline and torture without the module; load;
-# ioctl, debugfs, inheritance and CLI tests; differential runs with the
-# module (features off, features on, mode always); torture opted in;
-# unload; the upstream mm selftests without and with the module;
+# Order: differential baseline, torture and multi-threaded torture without
+# the module; load; ioctl, debugfs, inheritance and CLI tests; differential
+# runs with the module (features off, features on, mode always); torture
+# and multi-threaded torture opted in; unload; the upstream mm selftests without and with the module;
 # load/churn/unload cycles; dmesg.
 #
 # Errnos the programs assert (module side must match):
@@ -45,6 +46,7 @@ BUDGET_S=${VMAMERGE_CYCLE_BUDGET_S:-1200}
 TSEEDS=${VMAMERGE_TORTURE_SEEDS:-2,3,4}
 TNOPS=${VMAMERGE_TORTURE_NOPS:-3000}
 TMAX=${VMAMERGE_TORTURE_MAX_S:-30}
+MTS=${VMAMERGE_MTORTURE_S:-12}
 LP=/sys/kernel/livepatch/vmamerge
 DBG=/sys/kernel/debug/vmamerge
 W="$DIR/t_wait"
@@ -306,6 +308,26 @@ torture_selftest() {
 	[ "$_rc" -ne 0 ] && grep -q 'byte offset 123' "$TMP/out"
 	tap $? "torture detects a corruption planted in its model (exit $_rc)" \
 		"$(tail -5 "$TMP/out")"
+}
+
+# ---- multi-threaded concurrency torture (t_mtorture, issue 10) ----
+
+# mtorture off: without the module (stock layouts, the baseline);
+# mtorture on: opted in, mode always, every feature (the module's merges,
+# or a refusal it counted).
+mtorture() {
+	if [ "$1" = off ]; then
+		run t_mtorture -s 1 -t "$MTS"
+		return
+	fi
+	if ! wr always "$DBG/mode" || ! wr all "$DBG/features"; then
+		tap 1 "mtorture: mode always, all features through debugfs" "$WR_ERR"
+		return
+	fi
+	cp "$DBG/stats" "$TMP/stats.mt" 2>/dev/null
+	run t_mtorture -o -s 2 -t "$MTS"
+	stats_delta "mtorture on" "$TMP/stats.mt"
+	wr optin "$DBG/mode"
 }
 
 # ---- CLI ----
@@ -617,6 +639,7 @@ run t_inplace -s
 run t_edges -s
 torture_selftest
 run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
+mtorture off
 [ -f "$KO" ] && failed_loads
 # module parameters mode=, features= (tests/guest/t_cli.sh, issue 12)
 [ -f "$KO" ] && run t_cli.sh params "$KO"
@@ -650,6 +673,7 @@ if [ "$LOADED" = 1 ]; then
 	cp "$DBG/stats" "$TMP/stats.before" 2>/dev/null
 	run torture.sh -T "$TMAX" on "$TSEEDS" "$TNOPS"
 	stats_delta "torture on" "$TMP/stats.before"
+	mtorture on
 	if unload; then
 		tap 0 "unload: disable, sysfs gone, rmmod, /sys/module gone"
 	else
