@@ -8,7 +8,7 @@
 #
 # Environment:
 #   VMAMERGE_CACHE          cache dir (default /var/cache/vmamerge)
-#   VMAMERGE_KERNELS        series to test, e.g. "6.12" (default: all of tests/matrix)
+#   VMAMERGE_KERNELS        series to test, e.g. "6.12" (default: all of module/builds.list)
 #   VMAMERGE_SKIP_SETUP=1   do not run tests/setup.sh
 #   VMAMERGE_GUEST_TIMEOUT  seconds per guest (default 1800; the guest suite budgets
 #                           up to 1200 s for its load/unload cycles alone)
@@ -17,7 +17,7 @@
 #   VMAMERGE_DEBUG=0        leave out the debug kernels (a developer shortcut:
 #                           `make check` and CI run them)
 #
-# Kernels: each build of tests/matrix ("stock") and its debug twin, built
+# Kernels: each full-tier build of module/builds.list ("stock") and its debug twin, built
 # from the same Debian linux-source by tests/debug-kernel/build.sh (KASAN,
 # lockdep, DEBUG_VM, ...; cached by version and config fragment).
 #
@@ -84,21 +84,16 @@ series=() releases=() kinds=()
 read_matrix() {
 	local s r v dseries=() dreleases=()
 	while read -r s r v _; do
-		[[ -z ${s:-} || $s == \#* ]] && continue
-		[[ -n ${v:-} ]] || continue
-		if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
-			continue
-		fi
 		series+=("$s") releases+=("$r") kinds+=(stock)
 		dseries+=("$s") dreleases+=("$(debug_release_of "$v")")
-	done <"$repo/tests/matrix"
+	done < <(builds_of full)
 	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]]; then
 		for s in "${!dseries[@]}"; do
 			series+=("${dseries[$s]}") releases+=("${dreleases[$s]}") kinds+=(debug)
 		done
 	fi
 	if ((${#series[@]} == 0)); then
-		echo "check: no kernel of tests/matrix selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')" >&2
+		echo "check: no build of module/builds.list selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')" >&2
 		exit 1
 	fi
 }
@@ -268,6 +263,12 @@ step_klp_convert_test() {
 	# Indented: its own "N passed, N failed" line is not the run's last word.
 	bash "$repo/tests/klp-convert-test.sh" 2>&1 | sed 's/^/  /'
 }
+
+step_dkms_policy() {
+	bash "$repo/tests/dkms-policy-test.sh" 2>&1 | sed 's/^/  /'
+}
+
+step_readme_table() { bash "$repo/tools/builds.sh" readme --check; }
 
 step_layout_check() {
 	bash "$repo/tests/layout-check.sh" 2>&1 | sed 's/^/  /'
@@ -467,6 +468,8 @@ main() {
 	run_step "userspace unit tests" step_userspace_test
 	run_step "klp-convert test" step_klp_convert_test
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
+	run_step "dkms on listed and unlisted kernels" step_dkms_policy
+	run_step "README's table is module/builds.list's" step_readme_table
 	run_step "guest test programs" step_guest_build
 	local done_series=" "
 	for i in "${!series[@]}"; do

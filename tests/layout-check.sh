@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # layout-check.sh - host-side static checks of what the module assumes
-# about each kernel build of tests/matrix, without booting anything:
+# about each full-tier build of module/builds.list, without booting anything:
 #
 #  1. Private declarations (module/kernel-<series>/mm_vma.h, our copy of
 #     the internal mm/vma.h that the header packages do not ship) against
@@ -414,10 +414,6 @@ constant_check() { # SERIES SRC
 # ---------------------------------------------------------------------------
 
 while read -r s r v _; do
-	[[ $s =~ ^[[:space:]]*(#|$) ]] && continue
-	if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
-		continue
-	fi
 	src=$cache/src/linux-source-$s
 	if ! kdir_ready "$r"; then
 		not_ok "$s: headers of $r unpacked ($(kdir_missing_msg "$r"))"
@@ -442,7 +438,7 @@ while read -r s r v _; do
 	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]] && kdir_ready "$dr"; then
 		symbol_check "$s" "$dr"
 	fi
-done <"$top/tests/matrix"
+done < <(builds_of full)
 
 echo "1..$((npass + nfail + nskip))"
 echo "layout-check: $npass passed, $nfail failed, $nskip skipped"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Idempotent machine setup for `make check` (Debian 12, run as root).
 #
-# Installs the build/test packages and the pinned kernel sources from
-# tests/matrix, downloads the pinned kernel images and header packages and
+# Installs the build/test packages and the pinned kernel sources of the
+# full-tier builds of module/builds.list, downloads the pinned kernel images and header packages and
 # unpacks them (and the kernel sources) into the cache. Kernel images and
 # headers are never installed on the host: Debian's 6.12 headers depend on
 # the image, and installing that runs update-initramfs into the host's /boot.
@@ -32,7 +32,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
-matrix=$here/matrix
 
 # gcc-12 .. zlib1g: what the unpacked linux-headers-*/linux-kbuild-* need
 # (their Depends; Debian's kbuild calls gcc-12 / x86_64-linux-gnu-gcc-12).
@@ -56,18 +55,14 @@ timed() { # timed NAME CMD... - run CMD, print its duration
 }
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (installs packages, writes $cache)"
-[[ -r $matrix ]] || die "no $matrix"
+[[ -r $(builds_list) ]] || die "no $(builds_list)"
 
 # ---- read the matrix --------------------------------------------------------
 series=() releases=() versions=()
 while read -r s r v _; do
-	[[ -z ${s:-} || $s == \#* ]] && continue
-	if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
-		continue
-	fi
 	series+=("$s") releases+=("$r") versions+=("$v")
-done <"$matrix"
-((${#series[@]})) || die "no kernel of tests/matrix selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')"
+done < <(builds_of full)
+((${#series[@]})) || die "no full-tier build of module/builds.list selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')"
 log "kernels: ${releases[*]}"
 
 # ---- what is missing? -------------------------------------------------------
@@ -133,7 +128,7 @@ in_archive() { # PKG=VER: is that version in the apt lists?
 	apt-cache madison "$p" 2>/dev/null | awk -F'|' -v v="$v" '{ gsub(/ /, "", $2) } $2 == v { f = 1 } END { exit !f }'
 }
 not_in_archive() { # PKG=VER
-	die "matrix: $1 is no longer in the Debian archive; update tests/matrix and module/validated_builds.c (README: \"Adding a kernel build\")"
+	die "matrix: $1 is no longer in the Debian archive; port a newer build (make port KVER=...) and drop this one from module/builds.list (docs/testing.md, \"Porting to a new build\")"
 }
 
 declare -A hdr_pkgs=() # release -> "pkg=ver pkg=ver ..."
