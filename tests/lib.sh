@@ -55,3 +55,87 @@ uts_version_of() {
 		sub(/^[ \t]*[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+/, ""); print; exit }' \
 		"$(builds_list)"
 }
+
+# ---- Debian packages into the cache (tests/setup.sh, tools/port.sh) ----
+# The callers set $cache (the cache directory) and define die MESSAGE.
+vmamerge_tests=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# Header trees: stamped with the version and their own path (the rewritten
+# Makefiles name it).
+# shellcheck disable=SC2154 # cache: set by the caller
+headers_stamp() { printf '%s %s\n' "$2" "$cache/headers/$1"; } # RELEASE VERSION
+
+# deb_of PKG=VER: where apt-get download puts it in $cache/debs (any arch)
+deb_of() {
+	local p=${1%%=*} v=${1#*=} f
+	for f in "$cache/debs/${p}_${v//:/%3a}_"*.deb; do
+		[[ -f $f ]] && { echo "$f"; return 0; }
+	done
+	return 1
+}
+
+# One root per release with linux-headers-<release>, -common and linux-kbuild-*
+# unpacked together: their relative symlinks (scripts ->
+# ../../lib/linux-kbuild-*/scripts) resolve inside it. Absolute references to
+# the packages' install paths (the amd64 Makefile is just
+# "include /usr/src/linux-headers-<abi>-common/Makefile") are rewritten to
+# this root, absolute symlinks (lib/modules/<release>/build) made relative.
+unpack_headers() { # RELEASE VERSION PKG=VER...
+	local r=$1 v=$2 dest=$cache/headers/$1 tmp=$cache/headers/.unpack-$1 pv deb f l t
+	shift 2
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	for pv in "$@"; do
+		deb=$(deb_of "$pv") || die "missing $cache/debs/${pv%%=*}_${pv#*=}_*.deb after download"
+		dpkg-deb -x "$deb" "$tmp"
+	done
+	# Text files kbuild may read (Makefiles, scripts/Makefile.*, .kernelvariables,
+	# ...); not include/ (only comments name /usr/src there) nor docs.
+	while IFS= read -r -d '' f; do
+		sed -i -e "s#/usr/src/linux-headers-#$dest/usr/src/linux-headers-#g" \
+			-e "s#/usr/lib/linux-kbuild-#$dest/usr/lib/linux-kbuild-#g" "$f"
+	done < <(grep -rlIZ -e /usr/src/linux-headers- -e /usr/lib/linux-kbuild- \
+		--exclude-dir=include "$tmp/usr/src" "$tmp"/usr/lib/linux-kbuild-* 2>/dev/null || true)
+	while IFS= read -r -d '' l; do
+		t=$(readlink "$l")
+		if [[ -e $tmp$t ]]; then ln -sfnr "$tmp$t" "$l"; fi
+	done < <(find "$tmp" -type l -lname '/*' -print0)
+	[[ -f $tmp/usr/src/linux-headers-$r/Makefile && -f $tmp/usr/src/linux-headers-$r/.config ]] ||
+		die "headers of $r: no usr/src/linux-headers-$r/{Makefile,.config} in $*"
+	# (what is left: a reference not preceded by our root)
+	local abs='(^|[^[:alnum:]_.+~-])/usr/(src/linux-headers|lib/linux-kbuild)'
+	if grep -Eqs "$abs" "$tmp"/usr/src/*/Makefile; then
+		die "headers of $r: absolute paths left in $(grep -Els "$abs" "$tmp"/usr/src/*/Makefile)"
+	fi
+	headers_stamp "$r" "$v" >"$tmp/.vmamerge-version"
+	rm -rf "$dest"
+	mv "$tmp" "$dest"
+}
+
+# ---- symbol tables ----
+# Debian's image carries a placeholder System.map (the real one is in the
+# ~1 GB linux-image-*-dbg package). With CONFIG_KALLSYMS_ALL=y the kernel's
+# /proc/kallsyms has the same text and data symbols: boot each kernel once
+# (nokaslr, nothing loaded) and keep its table as
+# $cache/symbols/System.map-<release> (tests/layout-check.sh reads it).
+kallsyms_map() { # RELEASE
+	local rel=$1 tmp map=$cache/symbols/System.map-$1
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmamerge-kallsyms.XXXXXX")
+	mkdir -p "$tmp/stage" "$cache/symbols"
+	VMAMERGE_GUEST_MODULES="" bash "$vmamerge_tests/qemu/mkinitramfs.sh" "$rel" "$tmp/initrd.cpio.gz" "$tmp/stage"
+	if ! VMAMERGE_GUEST_APPEND="vmamerge_test=kallsyms nokaslr" VMAMERGE_STREAM=0 \
+		bash "$vmamerge_tests/qemu/run-guest.sh" "$rel" "$tmp/initrd.cpio.gz" "$tmp/guest.log" 300; then
+		tail -n 30 "$tmp/guest.log"
+		rm -rf "$tmp"
+		die "could not boot $rel to read its symbol table"
+	fi
+	tr -d '\r' <"$tmp/guest.log.results" |
+		sed -n '/^KALLSYMS-BEGIN/,/^KALLSYMS-END/{/^KALLSYMS-/d;p}' |
+		base64 -d | gzip -dc | awk 'NF == 3' >"$map.tmp"
+	rm -rf "$tmp"
+	if ! grep -q ' T start_kernel$' "$map.tmp" || (($(wc -l <"$map.tmp") < 50000)); then
+		rm -f "$map.tmp"
+		die "the symbol table read from $rel looks wrong"
+	fi
+	mv "$map.tmp" "$map"
+}

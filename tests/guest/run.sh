@@ -13,6 +13,11 @@
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
 # and "GUEST-RESULT: P passed, F failed" (skips count as passed).
 #
+# VMAMERGE_SUITE=smoke (ported builds of the smoke tier, docs/testing.md):
+# only load, opt-in, one renumber and one transplant merge with data and
+# rmap checks (t_renumber -q, with and without the module), unload and the
+# dmesg check.
+#
 # Order: differential baseline and torture without the module; load;
 # ioctl, debugfs, inheritance and CLI tests; differential runs with the
 # module (features off, features on, mode always); torture opted in;
@@ -491,6 +496,40 @@ if ! TMP=$(mktemp -d /tmp/vmamerge-tests.XXXXXX 2>/dev/null); then
 		exit 1
 	fi
 fi
+# finish: the dmesg check, the plan and GUEST-RESULT; exits
+finish() {
+	splats > "$TMP/splats.after"
+	if [ -s "$TMP/splats.before" ]; then
+		_post=$(grep -v -x -F -f "$TMP/splats.before" "$TMP/splats.after")
+	else
+		_post=$(cat "$TMP/splats.after")
+	fi
+	[ -z "$_post" ]
+	tap $? "dmesg has no new splat lines" "$(printf '%s\n' "$_post" | head -40)"
+
+	T1=$("$W" now)
+	diag "total time $(((T1 - T0) / 1000)) s; $S skipped"
+	rm -rf "$TMP"
+	echo "1..$N"
+	echo "GUEST-RESULT: $P passed, $F failed"
+	[ "$F" -eq 0 ]
+	exit
+}
+
+# The smoke set (VMAMERGE_SUITE=smoke): the stock layouts without the
+# module, then load, the merges opted in, unload.
+smoke() {
+	run t_renumber -q -s
+	if load; then
+		tap 0 "load: insmod, transition 0, enabled 1"
+		run t_renumber -q -o
+		unload
+		tap $? "unload: disable, sysfs gone, rmmod, /sys/module gone" "$UNLOAD_ERR"
+	else
+		tap 1 "load: insmod, transition 0, enabled 1" "$LOAD_ERR" "$(dmesg | tail -20)"
+	fi
+}
+
 T0=$("$W" now)
 if ! grep -q ' /sys/kernel/debug debugfs ' /proc/mounts; then
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
@@ -508,6 +547,11 @@ fi
 
 [ -f "$KO" ]
 tap $? "module file $KO exists"
+
+if [ "${VMAMERGE_SUITE:-full}" = smoke ]; then
+	smoke
+	finish
+fi
 
 diff_baseline
 run t_renumber -s
@@ -559,18 +603,4 @@ else
 		"the module did not load"
 fi
 
-splats > "$TMP/splats.after"
-if [ -s "$TMP/splats.before" ]; then
-	_post=$(grep -v -x -F -f "$TMP/splats.before" "$TMP/splats.after")
-else
-	_post=$(cat "$TMP/splats.after")
-fi
-[ -z "$_post" ]
-tap $? "dmesg has no new splat lines" "$(printf '%s\n' "$_post" | head -40)"
-
-T1=$("$W" now)
-diag "total time $(((T1 - T0) / 1000)) s; $S skipped"
-rm -rf "$TMP"
-echo "1..$N"
-echo "GUEST-RESULT: $P passed, $F failed"
-[ "$F" -eq 0 ]
+finish

@@ -4,8 +4,10 @@
  * cases as exact VMA layouts, every page read back byte-exact, the rmap
  * verifier after every step, and the refusal counters.
  *
- * usage: t_renumber [-o] [-r | -s]
+ * usage: t_renumber [-o] [-q] [-r | -s]
  *   -o  opt this process in first
+ *   -q  quick: one renumber merge (t_reverse) and one transplant merge
+ *       (t_other_av), the smoke set of ported builds (docs/testing.md)
  *   -r  expect the layouts of renumber alone (transplant off)
  *   -s  expect the stock layouts (features off, the process not opted in,
  *       or no module)
@@ -1073,20 +1075,22 @@ static void t_other_av_thp(void)
 
 int main(int argc, char **argv)
 {
-	int optin = 0, c;
+	int optin = 0, quick = 0, c;
 	char migrate[256];
 	size_t l;
 	void *r;
 
-	while ((c = getopt(argc, argv, "ors")) != -1) {
+	while ((c = getopt(argc, argv, "oqrs")) != -1) {
 		if (c == 'o')
 			optin = 1;
+		else if (c == 'q')
+			quick = 1;
 		else if (c == 'r')
 			renumber_only = 1;
 		else if (c == 's')
 			stock = 1;
 		else
-			return fprintf(stderr, "usage: t_renumber [-o] [-r | -s]\n"), 2;
+			return fprintf(stderr, "usage: t_renumber [-o] [-q] [-r | -s]\n"), 2;
 	}
 	tap_init("t_renumber", 300);
 	vfd = vm_open(O_RDWR);
@@ -1112,6 +1116,10 @@ int main(int argc, char **argv)
 	snprintf(migrate + l, sizeof(migrate) - l, "t_migrate");
 
 	t_reverse();
+	if (quick) {
+		t_other_av(0);
+		return tap_exit();
+	}
 	t_back();
 	t_dontunmap();
 	t_grow();
