@@ -65,6 +65,23 @@ vmamerge_tests=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck disable=SC2154 # cache: set by the caller
 headers_stamp() { printf '%s %s\n' "$2" "$cache/headers/$1"; } # RELEASE VERSION
 
+# header_pkgs RELEASE VERSION [APT-CACHE...]: linux-headers-RELEASE=VERSION
+# and the -common
+# and linux-kbuild-* packages it depends on, each pinned to VERSION (one
+# PKG=VER a line). Its other Depends (the kernel image, gcc-12, linux-base,
+# ...) are not wanted: the image is never installed, the tools are base_pkgs.
+header_pkgs() {
+	local r=$1 v=$2 deps
+	shift 2
+	(($#)) || set -- apt-cache
+	deps=$("$@" show "linux-headers-$r=$v" 2>/dev/null | sed -n 's/^Depends: //p' | head -n1)
+	[[ -n $deps ]] || die "apt-cache show linux-headers-$r=$v: no Depends"
+	echo "linux-headers-$r=$v"
+	# "a (= 1), b (>= 2) | c, d" -> one name a line
+	tr ',|' '\n' <<<"$deps" | sed -E 's/^ *//; s/[ (].*//' |
+		{ grep -E '^(linux-headers-.*-common|linux-kbuild-.*)$' || true; } | sed "s/\$/=$v/"
+}
+
 # deb_of PKG=VER: where apt-get download puts it in $cache/debs (any arch)
 deb_of() {
 	local p=${1%%=*} v=${1#*=} f
@@ -138,4 +155,33 @@ kallsyms_map() { # RELEASE
 		die "the symbol table read from $rel looks wrong"
 	fi
 	mv "$map.tmp" "$map"
+}
+
+# ---- the toolchain a build was made with ----
+# Debian 12's kernels are built with gcc-12 (the host's), Debian 13's with
+# gcc-14: those are built in a debootstrapped trixie root
+# (tools/build-root.sh), whose libc also runs their linux-kbuild tools.
+
+# build_root_of RELEASE: the build root RELEASE's module is built in (its
+# path; tools/build-root.sh makes it), or nothing for the host
+build_root_of() {
+	local cc
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\(gcc-[0-9]*\).*/\1/p' "$(kdir_of "$1")/.config")
+	case $cc in
+	gcc-12) ;;
+	gcc-14) bash "$vmamerge_tests/../tools/build-root.sh" trixie ;;
+	*) echo "build_root_of $1: no toolchain recipe for '${cc:-?}'" >&2; return 1 ;;
+	esac
+}
+
+# in_build_root ROOT CMD...: CMD on the host (ROOT empty) or inside ROOT,
+# where $VMAMERGE_CACHE is at the same path (so build trees there work)
+in_build_root() {
+	local root=$1
+	shift
+	if [[ -z $root ]]; then
+		"$@"
+	else
+		bash "$vmamerge_tests/../tools/build-root.sh" --run "$root" "$@"
+	fi
 }

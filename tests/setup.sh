@@ -98,19 +98,7 @@ for i in "${!series[@]}"; do
 done
 
 # ---- apt ----------------------------------------------------------------------
-# header_pkgs RELEASE VERSION: linux-headers-RELEASE=VERSION and the -common
-# and linux-kbuild-* packages it depends on, each pinned to VERSION (one
-# PKG=VER a line). Its other Depends (the kernel image, gcc-12, linux-base,
-# ...) are not wanted: the image is never installed, the tools are base_pkgs.
-header_pkgs() {
-	local r=$1 v=$2 deps
-	deps=$(apt-cache show "linux-headers-$r=$v" 2>/dev/null | sed -n 's/^Depends: //p' | head -n1)
-	[[ -n $deps ]] || die "apt-cache show linux-headers-$r=$v: no Depends"
-	echo "linux-headers-$r=$v"
-	# "a (= 1), b (>= 2) | c, d" -> one name a line
-	tr ',|' '\n' <<<"$deps" | sed -E 's/^ *//; s/[ (].*//' |
-		{ grep -E '^(linux-headers-.*-common|linux-kbuild-.*)$' || true; } | sed "s/\$/=$v/"
-}
+# (header_pkgs: tests/lib.sh)
 
 
 in_archive() { # PKG=VER: is that version in the apt lists?
