@@ -166,7 +166,9 @@ kallsyms_map() { # RELEASE
 # path; tools/build-root.sh makes it), or nothing for the host
 build_root_of() {
 	local cc
-	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\(gcc-[0-9]*\).*/\1/p' "$(kdir_of "$1")/.config")
+	# "gcc-12 (Debian 12.2.0-14) 12.2.0", "x86_64-linux-gnu-gcc-14 (...) 14.2.0"
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$(kdir_of "$1")/.config")
+	cc=${cc##*-linux-gnu-}
 	case $cc in
 	gcc-12) ;;
 	gcc-14) bash "$vmamerge_tests/../tools/build-root.sh" trixie ;;

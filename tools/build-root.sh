@@ -16,9 +16,10 @@ cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 mirror=${VMAMERGE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What a module build needs: the compiler, make, the libraries of the
 # suite's linux-kbuild-* (libelf, libssl, zlib; pahole for BTF), kmod; gcc
-# (cc), binutils and gawk for tests/layout-check.sh run inside the root.
+# (cc), binutils and gawk for tests/layout-check.sh run inside the root,
+# perl for W=1 (kernel-doc).
 pkgs=(gcc-14 gcc make libc6-dev bc kmod pahole libelf1t64 libssl3t64 zlib1g
-	binutils gawk)
+	binutils gawk perl)
 
 die() { printf 'build-root: %s\n' "$*" >&2; exit 1; }
 
