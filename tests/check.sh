@@ -16,10 +16,12 @@
 #                           environment of the guest tests (e.g. VMAMERGE_CYCLES=5)
 #   VMAMERGE_DEBUG=0        leave out the debug kernels (a developer shortcut:
 #                           `make check` and CI run them)
+#   VMAMERGE_SMOKE=0        leave out the smoke-tier builds (the same)
 #
 # Kernels: each full-tier build of module/builds.list ("stock") and its debug twin, built
 # from the same Debian linux-source by tests/debug-kernel/build.sh (KASAN,
-# lockdep, DEBUG_VM, ...; cached by version and config fragment).
+# lockdep, DEBUG_VM, ...; cached by version and config fragment), and each
+# smoke-tier build (module build in its compiler's root, the smoke set).
 #
 # Logs: $VMAMERGE_CACHE/logs/<timestamp>/ (the last 10 runs are kept).
 # demo.sh sources this file for its helpers (main runs only when executed).
@@ -79,7 +81,8 @@ show_tail() { # FILE [N]
 
 # ---- the matrix ------------------------------------------------------------------
 # releases[i] is a kernel under test, series[i] its series and kinds[i]
-# "stock" or "debug"; stock ones come first.
+# "stock" (a full-tier build), "debug" (its twin) or "smoke" (a smoke-tier
+# build); stock ones come first.
 series=() releases=() kinds=()
 read_matrix() {
 	local s r v dseries=() dreleases=()
@@ -91,6 +94,13 @@ read_matrix() {
 		for s in "${!dseries[@]}"; do
 			series+=("${dseries[$s]}") releases+=("${dreleases[$s]}") kinds+=(debug)
 		done
+	fi
+	# Smoke-tier builds (ported by tools/port.sh): the module build and the
+	# smoke set, no debug twin (VMAMERGE_SMOKE=0 leaves them out).
+	if [[ ${VMAMERGE_SMOKE:-1} != 0 ]]; then
+		while read -r s r _; do
+			series+=("$s") releases+=("$r") kinds+=(smoke)
+		done < <(builds_of smoke)
 	fi
 	if ((${#series[@]} == 0)); then
 		echo "check: no build of module/builds.list selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')" >&2
@@ -144,13 +154,14 @@ need_kdir() {
 }
 
 step_build() { # RELEASE
-	local rel=$1 src log warn kdir
+	local rel=$1 src log warn kdir root
 	kdir=$(need_kdir "$rel")
 	src=$(build_dir "$rel")
 	log=$logdir/build-$rel.log
 	stage_module_src "$src"
-	echo "make -C $src KDIR=$kdir KVER=$rel W=1 module  (log: $log)"
-	if ! make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" W=1 module >"$log" 2>&1; then
+	root=$(build_root_of "$rel")
+	echo "make -C $src KDIR=$kdir KVER=$rel W=1 module${root:+ in $root}  (log: $log)"
+	if ! in_build_root "$root" make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" W=1 module >"$log" 2>&1; then
 		show_tail "$log" 60
 		return 1
 	fi
@@ -327,8 +338,13 @@ guest_boot() {
 		echo 1 >"$log.rc"
 		return 0
 	fi
+	# smoke-tier builds run no selftests: nothing of them to stage
+	local stage_selftests=${stage_selftests:-0}
+	[[ $kind != smoke ]] || stage_selftests=0
 	stage_guest "$rel" "$stage"
 	local gmods=zram append=${VMAMERGE_GUEST_APPEND:-}
+	# the smoke set (tests/guest/run.sh) on smoke-tier builds
+	[[ $kind != smoke ]] || append="VMAMERGE_SUITE=smoke $append"
 	if [[ $kind == debug ]]; then
 		# Everything is built in; KASAN and lockdep make the guest some
 		# times slower, so the repetitive parts run fewer rounds (the
@@ -459,9 +475,10 @@ main() {
 	for i in "${!releases[@]}"; do
 		rel=${releases[$i]}
 		run_step "build $rel (W=1)" step_build "$rel"
-		# sparse sees the same sources for both kinds: once per series.
-		[[ ${kinds[$i]} == debug ]] || run_step "sparse $rel" step_sparse "$rel"
-		run_step "dkms build $rel" step_dkms "$rel"
+		# sparse sees the same sources for every kind: once per series.
+		[[ ${kinds[$i]} != stock ]] || run_step "sparse $rel" step_sparse "$rel"
+		# dkms: the full-tier builds and their twins (the host's dkms)
+		[[ ${kinds[$i]} == smoke ]] || run_step "dkms build $rel" step_dkms "$rel"
 	done
 	run_step "checkpatch module/" step_checkpatch
 	run_step "userspace static CLI" step_userspace_static

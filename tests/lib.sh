@@ -129,6 +129,23 @@ unpack_headers() { # RELEASE VERSION PKG=VER...
 	mv "$tmp" "$dest"
 }
 
+# unpack_image RELEASE VERSION: kernels/RELEASE from the linux-image deb in
+# $cache/debs (+ modules.dep: the deb has none, its postinst runs depmod)
+unpack_image() {
+	local r=$1 v=$2 deb dest=$cache/kernels/$1
+	[[ -f $dest/.vmamerge-version && $(<"$dest/.vmamerge-version") == "$v" ]] && return 0
+	deb=$(deb_of "linux-image-$r=$v") || die "missing linux-image-$r=$v in $cache/debs"
+	rm -rf "$dest" "$dest.tmp"
+	mkdir -p "$dest.tmp"
+	dpkg-deb -x "$deb" "$dest.tmp"
+	[[ -f $dest.tmp/boot/vmlinuz-$r ]] || die "$deb has no boot/vmlinuz-$r"
+	# Debian 13 is merged-/usr: its modules are in usr/lib/modules.
+	[[ -d $dest.tmp/lib || ! -d $dest.tmp/usr/lib/modules ]] || ln -s usr/lib "$dest.tmp/lib"
+	depmod -b "$dest.tmp" "$r"
+	echo "$v" >"$dest.tmp/.vmamerge-version"
+	mv "$dest.tmp" "$dest"
+}
+
 # ---- symbol tables ----
 # Debian's image carries a placeholder System.map (the real one is in the
 # ~1 GB linux-image-*-dbg package). With CONFIG_KALLSYMS_ALL=y the kernel's

@@ -31,6 +31,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
+# papt: the private apt configuration of the smoke-tier builds' suites
+# shellcheck source=../tools/debian-apt.sh
+source "$here/../tools/debian-apt.sh"
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 
 # gcc-12 .. zlib1g: what the unpacked linux-headers-*/linux-kbuild-* need
@@ -39,7 +42,8 @@ base_pkgs=(gcc make libc6-dev bc kmod cpio xz-utils zstd qemu-system-x86
 	busybox-static sparse dkms perl python3
 	gcc-12 pahole libelf1 libssl3 zlib1g
 	flex bison libelf-dev libssl-dev	# debug kernels
-	libnuma-dev libcap-dev liburing-dev file)	# static mm selftests
+	libnuma-dev libcap-dev liburing-dev file	# static mm selftests
+	debootstrap)	# the trixie build root of Debian 13's kernels (gcc-14)
 
 log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -176,21 +180,7 @@ done
 # ---- kernel images -----------------------------------------------------------
 
 for i in "${!series[@]}"; do
-	r=${releases[$i]} v=${versions[$i]}
-	deb=$cache/debs/linux-image-${r}_${v}_amd64.deb
-	dest=$cache/kernels/$r
-	[[ -f $deb ]] || die "missing $deb after download"
-	if [[ -f $dest/.vmamerge-version && $(<"$dest/.vmamerge-version") == "$v" ]]; then
-		continue
-	fi
-	rm -rf "$dest" "$dest.tmp"
-	mkdir -p "$dest.tmp"
-	timed "extract linux-image-$r" dpkg-deb -x "$deb" "$dest.tmp"
-	[[ -f $dest.tmp/boot/vmlinuz-$r ]] || die "$deb has no boot/vmlinuz-$r"
-	# The deb has no modules.dep (postinst runs depmod): generate it.
-	timed "depmod $r" depmod -b "$dest.tmp" "$r"
-	echo "$v" >"$dest.tmp/.vmamerge-version"
-	mv "$dest.tmp" "$dest"
+	timed "linux-image-${releases[$i]}" unpack_image "${releases[$i]}" "${versions[$i]}"
 done
 
 # ---- kernel headers ------------------------------------------------------------
@@ -236,6 +226,34 @@ for i in "${!series[@]}"; do
 	r=${releases[$i]}
 	[[ -s $cache/symbols/System.map-$r ]] || timed "symbol table of $r (guest boot)" kallsyms_map "$r"
 done
+
+# ---- smoke-tier builds ---------------------------------------------------------
+# Ported by tools/port.sh (make port): image and headers only - the port
+# compared their sources and checked their symbols - from whichever suite
+# has them, through the private apt configuration (tools/debian-apt.sh:
+# $cache/apt, never the host's), and the build root of their compiler
+# (tools/build-root.sh: Debian 13's gcc-14 in a debootstrapped trixie root,
+# $cache/roots/).
+smoke_setup() { # SERIES RELEASE VERSION
+	local r=$2 v=$3 pkgs
+	if [[ ! -f $cache/kernels/$r/.vmamerge-version ||
+		$(<"$cache/kernels/$r/.vmamerge-version") != "$v" ||
+		! -f $cache/headers/$r/.vmamerge-version ||
+		$(<"$cache/headers/$r/.vmamerge-version") != "$(headers_stamp "$r" "$v")" ]]; then
+		papt_update 21600 || die "apt-get update of $papt_root failed"
+		pkgs=$(header_pkgs "$r" "$v" papt apt-cache)
+		# shellcheck disable=SC2086 # PKG=VER words
+		papt_download "linux-image-$r=$v" $pkgs ||
+			die "$r ($v) is no longer in the Debian archive: drop it from module/builds.list"
+		unpack_image "$r" "$v"
+		# shellcheck disable=SC2086
+		unpack_headers "$r" "$v" $pkgs
+	fi
+	build_root_of "$r" >/dev/null || die "no build root for $r"
+}
+while read -r s r v _; do
+	timed "smoke-tier build $r" smoke_setup "$s" "$r" "$v"
+done < <(builds_of smoke)
 
 # ---- sanity ------------------------------------------------------------------
 for i in "${!series[@]}"; do

@@ -8,10 +8,13 @@
 #   papt_update          apt-get update of the private lists
 #   papt apt-cache ...   run an apt command with the private configuration
 #   papt apt-get ...
+#   papt_download PKG=VER...   into $VMAMERGE_CACHE/debs unless there
+#                        (needs deb_of of tests/lib.sh)
 
 papt_suites=(bookworm bookworm-security bookworm-backports
 	trixie trixie-security trixie-backports)
-papt_root=${VMAMERGE_CACHE:-/var/cache/vmamerge}/apt
+cache=${cache:-${VMAMERGE_CACHE:-/var/cache/vmamerge}}
+papt_root=$cache/apt
 
 papt_init() {
 	local s uri
@@ -20,8 +23,10 @@ papt_init() {
 	[[ -f $papt_root/status ]] || : >"$papt_root/status"
 	{
 		for s in "${papt_suites[@]}"; do
-			uri=http://deb.debian.org/debian
-			[[ $s == *-security ]] && uri=http://deb.debian.org/debian-security
+			case $s in
+			*-security) uri=http://deb.debian.org/debian-security ;;
+			*) uri=http://deb.debian.org/debian ;;
+			esac
 			printf 'deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
 				"$uri" "$s"
 		done
@@ -53,4 +58,22 @@ papt_update() {
 		return 0
 	fi
 	papt apt-get update -qq && touch "$stamp"
+}
+
+# papt_download PKG=VER...: download into $cache/debs what is not there yet
+papt_download() {
+	local pv want=() tmp=$cache/debs/.papt-download.$$
+	for pv in "$@"; do deb_of "$pv" >/dev/null || want+=("$pv"); done
+	((${#want[@]})) || return 0
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	# apt-get download runs as _apt when it can; keep the dir writable for it.
+	chown _apt "$tmp" 2>/dev/null || true
+	if ! (cd "$tmp" && papt apt-get download -q=2 "${want[@]}"); then
+		rm -rf "$tmp"
+		echo "apt-get download ${want[*]} failed" >&2
+		return 1
+	fi
+	mv "$tmp"/*.deb "$cache/debs/"
+	rm -rf "$tmp"
 }

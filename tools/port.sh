@@ -26,6 +26,7 @@
 #  10. module/builds.list gets the build (tier smoke), README.md's table too
 #
 # Environment: VMAMERGE_CACHE, PORT_NO_ADD=1 (validate only),
+# PORT_COMPARE_ONLY=1 (steps 1-5 only: tools/port-survey.sh),
 # VMAMERGE_APT_UPDATE=1 (refresh the private apt lists now).
 # Work and logs: $VMAMERGE_CACHE/port/RELEASE/.  Root only.
 set -euo pipefail
@@ -74,18 +75,6 @@ resolve() {
 		die "linux-source-$pseries=$ver is not in the archive: without the source nothing can be compared"
 }
 
-download() { # PKG=VER...: into $cache/debs unless there
-	local pv want=() tmp=$cache/debs/.port-$rel
-	for pv in "$@"; do deb_of "$pv" >/dev/null || want+=("$pv"); done
-	((${#want[@]})) || return 0
-	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	chown _apt "$tmp" 2>/dev/null || true
-	(cd "$tmp" && papt apt-get download -q=2 "${want[@]}") || die "apt-get download ${want[*]} failed"
-	mv "$tmp"/*.deb "$cache/debs/"
-	rm -rf "$tmp"
-}
-
 unpack_source() { # RELEASE VERSION: src/RELEASE from linux-source-SERIES
 	local r=$1 v=$2 s=${1%.*} dest=$cache/src/$1 deb tmp=$cache/src/.port-$1
 	s=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$r")
@@ -107,17 +96,10 @@ fetch() {
 	local hdr
 	hdr=$(header_pkgs "$rel" "$ver" papt apt-cache)
 	# shellcheck disable=SC2086 # PKG=VER words
-	download "linux-image-$rel=$ver" "linux-source-$pseries=$ver" $hdr
-	local img=$cache/debs/linux-image-${rel}_${ver}_amd64.deb dest=$cache/kernels/$rel
-	if [[ ! -f $dest/.vmamerge-version || $(<"$dest/.vmamerge-version") != "$ver" ]]; then
-		rm -rf "$dest" "$dest.tmp"
-		dpkg-deb -x "$img" "$dest.tmp"
-		# Debian 13 is merged-/usr: its modules are in usr/lib/modules.
-		[[ -d $dest.tmp/lib || ! -d $dest.tmp/usr/lib/modules ]] || ln -s usr/lib "$dest.tmp/lib"
-		depmod -b "$dest.tmp" "$rel"
-		echo "$ver" >"$dest.tmp/.vmamerge-version"
-		mv "$dest.tmp" "$dest"
-	fi
+	papt_download "linux-image-$rel=$ver" "linux-source-$pseries=$ver" $hdr ||
+		die "could not download the packages of $rel"
+	local dest=$cache/kernels/$rel
+	unpack_image "$rel" "$ver"
 	if [[ ! -f $cache/headers/$rel/.vmamerge-version ||
 		$(<"$cache/headers/$rel/.vmamerge-version") != "$(headers_stamp "$rel" "$ver")" ]]; then
 		# shellcheck disable=SC2086
@@ -141,7 +123,7 @@ nearest() {
 		[[ $(cat "$cache/src/linux-source-$pseries.version" 2>/dev/null) == "$refver" ]] ||
 			die "the source of $ref ($refsrc) is not there at $refver: run tests/setup.sh"
 	else
-		download "linux-source-$pseries=$refver"
+		papt_download "linux-source-$pseries=$refver" || die "could not download linux-source-$pseries=$refver"
 		unpack_source "$ref" "$refver"
 		refsrc=$cache/src/$ref
 	fi
@@ -238,7 +220,7 @@ smoke() {
 	rc=$?
 	set -e
 	tr -d '\r' <"$log.results" | grep -aE '^(not )?ok|^GUEST-RESULT' | sed "s/^/[port $rel]   /"
-	grep -aq 'GUEST-RESULT: [0-9]* passed, 0 failed' "$log.results" && ((rc == 0)) ||
+	{ grep -aq 'GUEST-RESULT: [0-9]* passed, 0 failed' "$log.results" && ((rc == 0)); } ||
 		die "the smoke set failed in the guest (log: $log)"
 }
 
@@ -261,6 +243,10 @@ step "download and unpack" fetch
 step "nearest validated build" nearest
 step "mirrored functions and copied declarations against $ref" compare
 step "config options" config
+if [[ ${PORT_COMPARE_ONLY:-0} == 1 ]]; then
+	say "sources and config as in $ref (PORT_COMPARE_ONLY=1: not built, booted or added)"
+	exit 0
+fi
 step "toolchain" toolchain
 step "module build (W=1)" build
 step "symbol table, layout check" layout
