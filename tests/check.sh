@@ -174,6 +174,26 @@ step_build() { # RELEASE
 	fi
 }
 
+# step_build_unlisted RELEASE: the module built with RELEASE left out of
+# module/builds.list, into build/RELEASE/unlisted/: the smoke set loads it
+# to see what a user on a build that is not validated sees (the refusal
+# naming the running build, the nearest validated one and the port
+# command; the same in `vmamerge status`).
+step_build_unlisted() {
+	local rel=$1 src=$cache/build/$1/unlisted root log=$logdir/build-unlisted-$1.log
+	stage_module_src "$src"
+	awk -v r="$rel" '$2 != r' "$repo/module/builds.list" >"$src/module/builds.list"
+	root=$(build_root_of "$rel")
+	if ! in_build_root "$root" make -C "$src" -j"$jobs" KDIR="$(need_kdir "$rel")" KVER="$rel" module >"$log" 2>&1; then
+		show_tail "$log" 40
+		return 1
+	fi
+	[[ -f $src/vmamerge.ko ]]
+	# and the CLI with the same list (out of tree)
+	mkdir -p "$src/cli"
+	make -s -f "$repo/userspace/Makefile" -C "$src/cli" static BUILDS_LIST="$src/module/builds.list"
+}
+
 step_sparse() { # RELEASE
 	local rel=$1 src log warn kdir
 	kdir=$(need_kdir "$rel")
@@ -300,6 +320,10 @@ stage_guest() {
 	mkdir -p "$stage/lib/vmamerge" "$stage/bin" "$stage/tests"
 	ko=$(build_dir "$rel")/vmamerge.ko
 	[[ -f $ko ]] && cp "$ko" "$stage/lib/vmamerge/vmamerge.ko"
+	# (step_build_unlisted: the smoke set checks its refusal)
+	ko=$cache/build/$rel/unlisted/vmamerge.ko
+	[[ -f $ko ]] && cp "$ko" "$stage/lib/vmamerge/unlisted.ko"
+	[[ -f $ko ]] && cp "${ko%/*}/cli/vmamerge.static" "$stage/bin/vmamerge-unlisted"
 	[[ -x $repo/userspace/vmamerge.static ]] && cp "$repo/userspace/vmamerge.static" "$stage/bin/vmamerge"
 	if [[ -d $guest_bin ]] && compgen -G "$guest_bin/*" >/dev/null; then
 		cp -a "$guest_bin/." "$stage/tests/"
@@ -479,6 +503,11 @@ main() {
 		[[ ${kinds[$i]} != stock ]] || run_step "sparse $rel" step_sparse "$rel"
 		# dkms: the full-tier builds and their twins (the host's dkms)
 		[[ ${kinds[$i]} == smoke ]] || run_step "dkms build $rel" step_dkms "$rel"
+		# what a user of an unlisted build sees: on the first smoke build
+		if [[ ${kinds[$i]} == smoke && -z ${unlisted_done:-} ]]; then
+			unlisted_done=1
+			run_step "build $rel with $rel left out of the list" step_build_unlisted "$rel"
+		fi
 	done
 	run_step "checkpatch module/" step_checkpatch
 	run_step "userspace static CLI" step_userspace_static

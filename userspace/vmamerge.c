@@ -26,7 +26,7 @@
 #include "modvmas.h"
 #include "verify.h"
 #include "builds.h"		/* module/: struct vmamerge_build, nearest */
-#include "validated-builds.h"	/* generated from module/builds.list */
+#include <validated-builds.h>	/* generated from module/builds.list (-I.) */
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434	/* the same on every architecture */

@@ -516,9 +516,34 @@ finish() {
 	exit
 }
 
+# unlisted: the module built with this build left out of module/builds.list
+# (tests/check.sh step_build_unlisted) must refuse to load, and the kernel
+# log and `vmamerge status` must name this build, the nearest validated
+# one and the port command (issue 11).
+unlisted() {
+	_r=$(uname -r)
+	! insmod /lib/vmamerge/unlisted.ko 2>/dev/null && [ ! -e /sys/module/vmamerge ]
+	tap $? "unlisted build: the module refuses to load, nothing left"
+	dmesg | grep -F "vmamerge: " > "$TMP/unl"
+	grep -qF "refusing to load: kernel $_r $(uname -v) is not a validated build" "$TMP/unl" &&
+		grep -q "nearest validated build: [^ ]* (" "$TMP/unl" &&
+		grep -qF "make port KVER=$_r (docs/testing.md)" "$TMP/unl"
+	tap $? "unlisted build: the kernel log names the build, the nearest validated one, the port command" \
+		"$(tail -5 "$TMP/unl")"
+	# the CLI built from the same list (vmamerge-unlisted)
+	/bin/vmamerge-unlisted status > "$TMP/unl" 2>/dev/null
+	grep -qF "build:        not validated ($(uname -v)); nearest validated build: " "$TMP/unl" &&
+		grep -qF "; to port: make port KVER=$_r" "$TMP/unl"
+	tap $? "unlisted build: vmamerge status names the build, the nearest validated one, the port command" \
+		"$(cat "$TMP/unl")"
+	"$CLI" status 2>/dev/null | grep -qx "build:        validated (smoke tier)"
+	tap $? "listed smoke build: vmamerge status says validated (smoke tier)"
+}
+
 # The smoke set (VMAMERGE_SUITE=smoke): the stock layouts without the
 # module, then load, the merges opted in, unload.
 smoke() {
+	[ ! -f /lib/vmamerge/unlisted.ko ] || unlisted
 	run t_renumber -q -s
 	if load; then
 		tap 0 "load: insmod, transition 0, enabled 1"
