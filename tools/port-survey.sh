@@ -6,8 +6,9 @@
 # adding anything.  Prints one line per build:
 #   RELEASE VERSION SUITE RESULT [details]
 # RESULT: same (every item identical, config equal), differs (items
-# listed), no-source (no linux-source at that version in the archive),
-# error; then, per compared item, how many builds have it identical to
+# listed), not-in-archive (no headers or linux-source at that version:
+# nothing to build or compare), error (e.g. no linux-kbuild at that
+# version); then, per compared item, how many builds have it identical to
 # the nearest validated build.  Logs: $VMAMERGE_CACHE/port/survey/.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,8 +30,15 @@ for s in "${series[@]}"; do
 		m=$(papt apt-cache madison "$pkg" | head -n1)
 		ver=$(awk -F'|' '{ gsub(/ /, "", $2); print $2 }' <<<"$m")
 		suite=$(awk -F'|' '{ split($3, a, " "); sub(/\/.*/, "", a[2]); print a[2] }' <<<"$m")
-		if ! papt apt-cache show "linux-source-$s=$ver" >/dev/null 2>&1; then
-			echo "$rel $ver $suite no-source"
+		# what the port needs at exactly that version (apt-cache show
+		# pkg=ver is no test: it exits 0 for a missing version)
+		miss=""
+		for p in "linux-headers-$rel" "linux-source-$s"; do
+			papt apt-cache madison "$p" 2>/dev/null | awk -F'|' -v v="$ver" \
+				'{ gsub(/ /, "", $2) } $2 == v { f = 1 } END { exit !f }' || miss+=" $p"
+		done
+		if [[ -n $miss ]]; then
+			echo "$rel $ver $suite not-in-archive:$miss (only the image is left at $ver)"
 			continue
 		fi
 		log=$out/$rel.log
