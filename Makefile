@@ -9,6 +9,7 @@
 #   sudo make install     dkms install for the running kernel, CLI, udev rule
 #   sudo make uninstall
 #   make check            the whole test suite (sets up everything it needs)
+#   make port KVER=<rel>  validate another Debian build (tools/port.sh)
 #   make demo             boot a guest and show what vmamerge does
 
 KVER ?= $(shell uname -r)
@@ -23,7 +24,7 @@ SERIES = $(shell sed -n 's/^\#define UTS_RELEASE "\([0-9]*\.[0-9]*\).*/\1/p' \
 	   $(KDIR)/include/generated/utsrelease.h)
 
 .PHONY: all module cli klp-convert install uninstall check demo bench soak \
-	clean check-kdir
+	clean check-kdir port
 
 all: module cli
 
@@ -60,7 +61,11 @@ install: cli
 	mkdir -p /usr/src/vmamerge-$(VERSION_DKMS)
 	cp -a Kbuild Makefile dkms.conf module /usr/src/vmamerge-$(VERSION_DKMS)/
 	$(MAKE) -C /usr/src/vmamerge-$(VERSION_DKMS) clean >/dev/null
-	dkms install vmamerge/$(VERSION_DKMS) -k $(KVER)
+	dkms add vmamerge/$(VERSION_DKMS)
+	sed 's/@VERSION@/$(VERSION_DKMS)/' tools/kernel-postinst \
+		>$(DESTDIR)/etc/kernel/postinst.d/vmamerge
+	chmod 0755 $(DESTDIR)/etc/kernel/postinst.d/vmamerge
+	$(DESTDIR)/etc/kernel/postinst.d/vmamerge $(KVER)
 	install -D -m 0755 userspace/vmamerge $(DESTDIR)$(PREFIX)/bin/vmamerge
 	install -D -m 0644 module/uapi/vmamerge.h \
 		$(DESTDIR)$(PREFIX)/include/linux/vmamerge.h
@@ -82,6 +87,7 @@ uninstall:
 	-dkms remove vmamerge/$(VERSION_DKMS) --all
 	rm -rf /usr/src/vmamerge-$(VERSION_DKMS)
 	rm -f $(DESTDIR)$(PREFIX)/bin/vmamerge \
+		$(DESTDIR)/etc/kernel/postinst.d/vmamerge \
 		$(DESTDIR)$(PREFIX)/include/linux/vmamerge.h \
 		$(DESTDIR)/etc/udev/rules.d/99-vmamerge.rules \
 		$(DESTDIR)$(PREFIX)/share/man/man8/vmamerge.8 \
@@ -89,6 +95,11 @@ uninstall:
 
 check:
 	bash tests/check.sh
+
+# Validate another Debian kernel build and add it to module/builds.list
+# (tools/port.sh; docs/testing.md, "Porting to a new build").
+port:
+	bash tools/port.sh $(KVER)
 
 demo:
 	bash tests/demo.sh
@@ -104,5 +115,6 @@ soak:
 
 clean:
 	-test ! -f $(KDIR)/Makefile || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -f $(KLP_CONVERT) ksyms-weak.h .ksyms-weak.h.cmd
+	rm -f $(KLP_CONVERT) ksyms-weak.h .ksyms-weak.h.cmd \
+		validated-builds.h .validated-builds.h.cmd
 	-$(MAKE) -C userspace clean

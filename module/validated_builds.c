@@ -2,13 +2,17 @@
 /*
  * The exact kernel builds this module was validated against.
  *
- * The replacement functions mirror the stock functions of one particular
- * build, and the private declarations of internal structures describe that
- * build's layout, so the module refuses every other build at load time.
- * tests/matrix pins the same builds for "make check"; adding a build means
- * adding it to both (README: "Adding a kernel build").
+ * The replacement functions mirror the stock functions of particular
+ * builds, and the private declarations of internal structures describe
+ * their layout, so the module refuses every other build at load time.
+ * The builds come from module/builds.list, the one list (make check, dkms,
+ * the CLI and the README read it too): Kbuild generates
+ * validated-builds.h from it for the series being built, with the table
+ * below and one "validated" modinfo line per build, so that tools can tell
+ * before loading (modinfo -F validated vmamerge).  A build is added with
+ * `make port KVER=<release>` (tools/port.sh), never by hand.
  *
- * Each Debian build has a debug twin: the same Debian linux-source, built
+ * Each "full" build has a debug twin: the same Debian linux-source, built
  * by tests/debug-kernel/build.sh with the project's debug configuration
  * (KASAN, lockdep, DEBUG_VM, ...).  The replacement functions are written
  * from those sources and compiled against the tree they load into, so the
@@ -18,27 +22,17 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/module.h>
 #include <linux/string.h>
 #include <linux/utsname.h>
 #include <generated/utsrelease.h>
 
 #include "vmamerge.h"
-
-struct vmamerge_build {
-	const char *release;	/* utsname()->release */
-	const char *version;	/* utsname()->version, exactly */
-};
+#include "builds.h"
+#include "validated-builds.h"	/* generated: VMAMERGE_VALIDATED_BUILDS */
 
 static const struct vmamerge_build vmamerge_validated_builds[] = {
-	{ "6.1.0-56-amd64",
-	  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-11-16)" },
-	{ "6.12.117+deb12-amd64",
-	  "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1~deb12u1 (2026-11-14)" },
-	/* debug twins (tests/debug-kernel/build.sh) */
-	{ "6.1.192-vmamerge-debug",
-	  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 vmamerge-debug" },
-	{ "6.12.117-vmamerge-debug",
-	  "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1~deb12u1 vmamerge-debug" },
+	VMAMERGE_VALIDATED_BUILDS
 };
 
 static bool vmamerge_build_matches(const struct vmamerge_build *b)
@@ -47,17 +41,26 @@ static bool vmamerge_build_matches(const struct vmamerge_build *b)
 	       !strcmp(b->version, init_utsname()->version);
 }
 
+/*
+ * Say which build runs, which validated build is nearest, and how to port
+ * this one (docs/testing.md, "Porting to a new build").
+ */
 static void vmamerge_report_unvalidated(void)
 {
+	const char *rel = init_utsname()->release;
 	int i;
 
 	pr_err("refusing to load: kernel %s %s is not a validated build\n",
-	       init_utsname()->release, init_utsname()->version);
-	for (i = 0; i < ARRAY_SIZE(vmamerge_validated_builds); i++)
-		pr_err("validated: %s %s\n",
+	       rel, init_utsname()->version);
+	i = vmamerge_nearest_build(vmamerge_validated_builds,
+				   ARRAY_SIZE(vmamerge_validated_builds), rel,
+				   init_utsname()->version);
+	if (i >= 0)
+		pr_err("nearest validated build: %s (%s)\n",
 		       vmamerge_validated_builds[i].release,
-		       vmamerge_validated_builds[i].version);
-	pr_err("install a validated kernel, or validate this one (README: \"Adding a kernel build\")\n");
+		       vmamerge_validated_builds[i].debver);
+	pr_err("port it from the vmamerge source: make port KVER=%s (docs/testing.md); validated builds: modinfo -F validated vmamerge\n",
+	       rel);
 }
 
 /*

@@ -8,7 +8,7 @@
 #
 # Environment:
 #   VMAMERGE_CACHE          cache dir (default /var/cache/vmamerge)
-#   VMAMERGE_KERNELS        series to test, e.g. "6.12" (default: all of tests/matrix)
+#   VMAMERGE_KERNELS        series to test, e.g. "6.12" (default: all of module/builds.list)
 #   VMAMERGE_SKIP_SETUP=1   do not run tests/setup.sh
 #   VMAMERGE_GUEST_TIMEOUT  seconds per guest (default 1800; the guest suite budgets
 #                           up to 1200 s for its load/unload cycles alone)
@@ -16,10 +16,12 @@
 #                           environment of the guest tests (e.g. VMAMERGE_CYCLES=5)
 #   VMAMERGE_DEBUG=0        leave out the debug kernels (a developer shortcut:
 #                           `make check` and CI run them)
+#   VMAMERGE_SMOKE=0        leave out the smoke-tier builds (the same)
 #
-# Kernels: each build of tests/matrix ("stock") and its debug twin, built
+# Kernels: each full-tier build of module/builds.list ("stock") and its debug twin, built
 # from the same Debian linux-source by tests/debug-kernel/build.sh (KASAN,
-# lockdep, DEBUG_VM, ...; cached by version and config fragment).
+# lockdep, DEBUG_VM, ...; cached by version and config fragment), and each
+# smoke-tier build (module build in its compiler's root, the smoke set).
 #
 # Logs: $VMAMERGE_CACHE/logs/<timestamp>/ (the last 10 runs are kept).
 # demo.sh sources this file for its helpers (main runs only when executed).
@@ -79,26 +81,29 @@ show_tail() { # FILE [N]
 
 # ---- the matrix ------------------------------------------------------------------
 # releases[i] is a kernel under test, series[i] its series and kinds[i]
-# "stock" or "debug"; stock ones come first.
+# "stock" (a full-tier build), "debug" (its twin) or "smoke" (a smoke-tier
+# build); stock ones come first.
 series=() releases=() kinds=()
 read_matrix() {
 	local s r v dseries=() dreleases=()
 	while read -r s r v _; do
-		[[ -z ${s:-} || $s == \#* ]] && continue
-		[[ -n ${v:-} ]] || continue
-		if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
-			continue
-		fi
 		series+=("$s") releases+=("$r") kinds+=(stock)
 		dseries+=("$s") dreleases+=("$(debug_release_of "$v")")
-	done <"$repo/tests/matrix"
+	done < <(builds_of full)
 	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]]; then
 		for s in "${!dseries[@]}"; do
 			series+=("${dseries[$s]}") releases+=("${dreleases[$s]}") kinds+=(debug)
 		done
 	fi
+	# Smoke-tier builds (ported by tools/port.sh): the module build and the
+	# smoke set, no debug twin (VMAMERGE_SMOKE=0 leaves them out).
+	if [[ ${VMAMERGE_SMOKE:-1} != 0 ]]; then
+		while read -r s r _; do
+			series+=("$s") releases+=("$r") kinds+=(smoke)
+		done < <(builds_of smoke)
+	fi
 	if ((${#series[@]} == 0)); then
-		echo "check: no kernel of tests/matrix selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')" >&2
+		echo "check: no build of module/builds.list selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')" >&2
 		exit 1
 	fi
 }
@@ -149,13 +154,14 @@ need_kdir() {
 }
 
 step_build() { # RELEASE
-	local rel=$1 src log warn kdir
+	local rel=$1 src log warn kdir root
 	kdir=$(need_kdir "$rel")
 	src=$(build_dir "$rel")
 	log=$logdir/build-$rel.log
 	stage_module_src "$src"
-	echo "make -C $src KDIR=$kdir KVER=$rel W=1 module  (log: $log)"
-	if ! make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" W=1 module >"$log" 2>&1; then
+	root=$(build_root_of "$rel")
+	echo "make -C $src KDIR=$kdir KVER=$rel W=1 module${root:+ in $root}  (log: $log)"
+	if ! in_build_root "$root" make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" W=1 module >"$log" 2>&1; then
 		show_tail "$log" 60
 		return 1
 	fi
@@ -166,6 +172,26 @@ step_build() { # RELEASE
 		printf '%s\n' "$warn" | sed 's/^/  | /'
 		return 1
 	fi
+}
+
+# step_build_unlisted RELEASE: the module built with RELEASE left out of
+# module/builds.list, into build/RELEASE/unlisted/: the smoke set loads it
+# to see what a user on a build that is not validated sees (the refusal
+# naming the running build, the nearest validated one and the port
+# command; the same in `vmamerge status`).
+step_build_unlisted() {
+	local rel=$1 src=$cache/build/$1/unlisted root log=$logdir/build-unlisted-$1.log
+	stage_module_src "$src"
+	awk -v r="$rel" '$2 != r' "$repo/module/builds.list" >"$src/module/builds.list"
+	root=$(build_root_of "$rel")
+	if ! in_build_root "$root" make -C "$src" -j"$jobs" KDIR="$(need_kdir "$rel")" KVER="$rel" module >"$log" 2>&1; then
+		show_tail "$log" 40
+		return 1
+	fi
+	[[ -f $src/vmamerge.ko ]]
+	# and the CLI with the same list (out of tree)
+	mkdir -p "$src/cli"
+	make -s -f "$repo/userspace/Makefile" -C "$src/cli" static BUILDS_LIST="$src/module/builds.list"
 }
 
 step_sparse() { # RELEASE
@@ -275,6 +301,12 @@ step_tailcall_selftest() {
 	sh "$repo/module/check-tailcalls.sh" --selftest 2>&1 | sed 's/^/  /'
 }
 
+step_dkms_policy() {
+	bash "$repo/tests/dkms-policy-test.sh" 2>&1 | sed 's/^/  /'
+}
+
+step_readme_table() { bash "$repo/tools/builds.sh" readme --check; }
+
 step_layout_check() {
 	bash "$repo/tests/layout-check.sh" 2>&1 | sed 's/^/  /'
 }
@@ -294,6 +326,10 @@ stage_guest() {
 	mkdir -p "$stage/lib/vmamerge" "$stage/bin" "$stage/tests"
 	ko=$(build_dir "$rel")/vmamerge.ko
 	[[ -f $ko ]] && cp "$ko" "$stage/lib/vmamerge/vmamerge.ko"
+	# (step_build_unlisted: the smoke set checks its refusal)
+	ko=$cache/build/$rel/unlisted/vmamerge.ko
+	[[ -f $ko ]] && cp "$ko" "$stage/lib/vmamerge/unlisted.ko"
+	[[ -f $ko ]] && cp "${ko%/*}/cli/vmamerge.static" "$stage/bin/vmamerge-unlisted"
 	[[ -x $repo/userspace/vmamerge.static ]] && cp "$repo/userspace/vmamerge.static" "$stage/bin/vmamerge"
 	if [[ -d $guest_bin ]] && compgen -G "$guest_bin/*" >/dev/null; then
 		cp -a "$guest_bin/." "$stage/tests/"
@@ -332,8 +368,13 @@ guest_boot() {
 		echo 1 >"$log.rc"
 		return 0
 	fi
+	# smoke-tier builds run no selftests: nothing of them to stage
+	local stage_selftests=${stage_selftests:-0}
+	[[ $kind != smoke ]] || stage_selftests=0
 	stage_guest "$rel" "$stage"
 	local gmods=zram append=${VMAMERGE_GUEST_APPEND:-}
+	# the smoke set (tests/guest/run.sh) on smoke-tier builds
+	[[ $kind != smoke ]] || append="VMAMERGE_SUITE=smoke $append"
 	if [[ $kind == debug ]]; then
 		# Everything is built in; KASAN and lockdep make the guest some
 		# times slower, so the repetitive parts run fewer rounds (the
@@ -464,9 +505,15 @@ main() {
 	for i in "${!releases[@]}"; do
 		rel=${releases[$i]}
 		run_step "build $rel (W=1)" step_build "$rel"
-		# sparse sees the same sources for both kinds: once per series.
-		[[ ${kinds[$i]} == debug ]] || run_step "sparse $rel" step_sparse "$rel"
-		run_step "dkms build $rel" step_dkms "$rel"
+		# sparse sees the same sources for every kind: once per series.
+		[[ ${kinds[$i]} != stock ]] || run_step "sparse $rel" step_sparse "$rel"
+		# dkms: the full-tier builds and their twins (the host's dkms)
+		[[ ${kinds[$i]} == smoke ]] || run_step "dkms build $rel" step_dkms "$rel"
+		# what a user of an unlisted build sees: on the first smoke build
+		if [[ ${kinds[$i]} == smoke && -z ${unlisted_done:-} ]]; then
+			unlisted_done=1
+			run_step "build $rel with $rel left out of the list" step_build_unlisted "$rel"
+		fi
 	done
 	run_step "checkpatch module/" step_checkpatch
 	run_step "userspace static CLI" step_userspace_static
@@ -474,6 +521,8 @@ main() {
 	run_step "klp-convert test" step_klp_convert_test
 	run_step "tail-call check selftest" step_tailcall_selftest
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
+	run_step "dkms on listed and unlisted kernels" step_dkms_policy
+	run_step "README's table is module/builds.list's" step_readme_table
 	run_step "guest test programs" step_guest_build
 	local done_series=" "
 	for i in "${!series[@]}"; do

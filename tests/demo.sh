@@ -22,7 +22,7 @@ for i in "${!series[@]}"; do
 		rel=${releases[$i]} ser=${series[$i]} kind=${kinds[$i]}
 	fi
 done
-[[ -n $rel ]] || { echo "demo: '$want' is not a kernel of tests/matrix" >&2; exit 1; }
+[[ -n $rel ]] || { echo "demo: '$want' is not a full-tier build of module/builds.list" >&2; exit 1; }
 echo "=== demo kernel: $rel ($kind)"
 
 # The guest's swap is zram: a module to load where it is one, nothing to

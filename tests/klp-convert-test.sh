@@ -7,7 +7,7 @@
 # result with readelf.  Nothing is loaded into the running kernel.
 #
 # usage: tests/klp-convert-test.sh [KDIR...]
-#   KDIR defaults to the header trees of tests/matrix (newest first) that
+#   KDIR defaults to the header trees of module/builds.list's full builds (newest first) that
 #   tests/setup.sh unpacked into $VMAMERGE_CACHE/headers/ (tests/lib.sh);
 #   VMAMERGE_KERNELS (e.g. "6.12") restricts them.
 #   KLP_CONVERT=path uses an existing binary instead of building one.
@@ -78,18 +78,14 @@ else
 fi
 
 if [ $# -eq 0 ]; then
-	# tests/matrix lists the oldest first
+	# module/builds.list lists the oldest first
 	while read -r s r _; do
-		[[ -z ${s:-} || $s == \#* || -z ${r:-} ]] && continue
-		if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
-			continue
-		fi
 		if kdir_ready "$r"; then
 			set -- "$(kdir_of "$r")" "$@"
 		else
 			echo "# skipping $r: $(kdir_missing_msg "$r")"
 		fi
-	done <"$here/matrix"
+	done < <(builds_of full)
 fi
 if [ $# -eq 0 ]; then
 	echo "klp-convert-test: no kernel header tree found: run tests/setup.sh first" >&2

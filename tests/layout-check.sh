@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # layout-check.sh - host-side static checks of what the module assumes
-# about each kernel build of tests/matrix, without booting anything:
+# about each full-tier build of module/builds.list, without booting anything:
 #
 #  1. Private declarations (module/kernel-<series>/mm_vma.h, our copy of
 #     the internal mm/vma.h that the header packages do not ship) against
@@ -42,7 +42,8 @@
 #
 # Environment: VMAMERGE_CACHE (default /var/cache/vmamerge),
 # VMAMERGE_SYSTEM_MAP_DIR, VMAMERGE_KERNELS (e.g. "6.12"; default: all),
-# VMAMERGE_DEBUG=0 (leave the debug twins out).
+# VMAMERGE_DEBUG=0 (leave the debug twins out), VMAMERGE_LAYOUT_BUILD
+# ("SERIES RELEASE DEBVER SRC": check that one build only; tools/port.sh).
 
 set -u
 
@@ -324,6 +325,9 @@ symbol_check() { # symbol_check SERIES RELEASE
 		cp "$f" "$w/common_$(basename "$f")"
 		objs+=("common_$(basename "${f%.c}").o")
 	done
+	# what Kbuild generates (validated_builds.c includes it)
+	awk -v series="$s" -v out=module -f "$mod/builds.awk" "$mod/builds.list" \
+		>"$w/validated-builds.h"
 	if [[ ${#objs[@]} == 0 ]]; then
 		not_ok "$s: module/kernel-$s has sources"
 		return
@@ -413,12 +417,20 @@ constant_check() { # SERIES SRC
 
 # ---------------------------------------------------------------------------
 
-while read -r s r v _; do
-	[[ $s =~ ^[[:space:]]*(#|$) ]] && continue
-	if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
-		continue
+# SERIES RELEASE DEBVER SRC of the builds to check: the full-tier builds
+# with the linux-source of their series, or the one build of
+# VMAMERGE_LAYOUT_BUILD="SERIES RELEASE DEBVER SRC" (tools/port.sh).
+layout_builds() {
+	if [[ -n ${VMAMERGE_LAYOUT_BUILD:-} ]]; then
+		echo "$VMAMERGE_LAYOUT_BUILD"
+		return
 	fi
-	src=$cache/src/linux-source-$s
+	builds_of full | while read -r s r v _; do
+		echo "$s $r $v $cache/src/linux-source-$s"
+	done
+}
+
+while read -r s r v src; do
 	if ! kdir_ready "$r"; then
 		not_ok "$s: headers of $r unpacked ($(kdir_missing_msg "$r"))"
 		continue
@@ -427,7 +439,7 @@ while read -r s r v _; do
 		sv=$(awk '/^VERSION =/ {v=$3} /^PATCHLEVEL =/ {p=$3}
 			  /^SUBLEVEL =/ {print v "." p "." $3; exit}' "$src/Makefile")
 		[[ $v == "$sv"-* ]]
-		check $? "$s: linux-source-$s is $sv, as Debian $v"
+		check $? "$s: the source of $r is $sv, as Debian $v"
 	else
 		not_ok "$s: kernel source in $src (run tests/setup.sh)"
 	fi
@@ -439,10 +451,10 @@ while read -r s r v _; do
 	# The debug twin has another configuration, so other static
 	# duplicates: every sympos must hold there too.
 	dr=$(debug_release_of "$v")
-	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]] && kdir_ready "$dr"; then
+	if [[ ${VMAMERGE_DEBUG:-1} != 0 && -z ${VMAMERGE_LAYOUT_BUILD:-} ]] && kdir_ready "$dr"; then
 		symbol_check "$s" "$dr"
 	fi
-done <"$top/tests/matrix"
+done < <(layout_builds)
 
 echo "1..$((npass + nfail + nskip))"
 echo "layout-check: $npass passed, $nfail failed, $nskip skipped"

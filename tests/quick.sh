@@ -28,7 +28,8 @@ build_dir() { echo "$work/src"; }
 mkdir -p "$logdir" "$work"
 log=$logdir/quick-$rel.log
 stage_module_src "$work/src"
-make -s -C "$work/src" module KDIR="$kdir" >"$work/build.log" 2>&1 ||
+# (in the build root of the release's compiler: tests/lib.sh)
+in_build_root "$(build_root_of "$rel")" make -s -C "$work/src" module KDIR="$kdir" >"$work/build.log" 2>&1 ||
 	{ tail -30 "$work/build.log"; exit 1; }
 rm -rf "$guest_bin"
 make -s -C "$repo/tests/guest" OUT="$guest_bin" >/dev/null

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Idempotent machine setup for `make check` (Debian 12, run as root).
 #
-# Installs the build/test packages and the pinned kernel sources from
-# tests/matrix, downloads the pinned kernel images and header packages and
+# Installs the build/test packages and the pinned kernel sources of the
+# full-tier builds of module/builds.list, downloads the pinned kernel images and header packages and
 # unpacks them (and the kernel sources) into the cache. Kernel images and
 # headers are never installed on the host: Debian's 6.12 headers depend on
 # the image, and installing that runs update-initramfs into the host's /boot.
@@ -31,8 +31,10 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
+# papt: the private apt configuration of the smoke-tier builds' suites
+# shellcheck source=../tools/debian-apt.sh
+source "$here/../tools/debian-apt.sh"
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
-matrix=$here/matrix
 
 # gcc-12 .. zlib1g: what the unpacked linux-headers-*/linux-kbuild-* need
 # (their Depends; Debian's kbuild calls gcc-12 / x86_64-linux-gnu-gcc-12).
@@ -40,7 +42,8 @@ base_pkgs=(gcc make libc6-dev bc kmod cpio xz-utils zstd qemu-system-x86
 	busybox-static sparse dkms perl python3
 	gcc-12 pahole libelf1 libssl3 zlib1g
 	flex bison libelf-dev libssl-dev	# debug kernels
-	libnuma-dev libcap-dev liburing-dev file)	# static mm selftests
+	libnuma-dev libcap-dev liburing-dev file	# static mm selftests
+	debootstrap)	# the trixie build root of Debian 13's kernels (gcc-14)
 
 log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -56,18 +59,14 @@ timed() { # timed NAME CMD... - run CMD, print its duration
 }
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (installs packages, writes $cache)"
-[[ -r $matrix ]] || die "no $matrix"
+[[ -r $(builds_list) ]] || die "no $(builds_list)"
 
 # ---- read the matrix --------------------------------------------------------
 series=() releases=() versions=()
 while read -r s r v _; do
-	[[ -z ${s:-} || $s == \#* ]] && continue
-	if [[ -n ${VMAMERGE_KERNELS:-} && " $VMAMERGE_KERNELS " != *" $s "* ]]; then
-		continue
-	fi
 	series+=("$s") releases+=("$r") versions+=("$v")
-done <"$matrix"
-((${#series[@]})) || die "no kernel of tests/matrix selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')"
+done < <(builds_of full)
+((${#series[@]})) || die "no full-tier build of module/builds.list selected (VMAMERGE_KERNELS='${VMAMERGE_KERNELS:-}')"
 log "kernels: ${releases[*]}"
 
 # ---- what is missing? -------------------------------------------------------
@@ -91,9 +90,7 @@ for i in "${!series[@]}"; do
 	[[ -f $cache/debs/linux-image-${r}_${v}_amd64.deb ]] || need_download+=("linux-image-$r=$v")
 done
 
-# Header trees: stamped with the version and their own path (the rewritten
-# Makefiles name it).
-headers_stamp() { printf '%s %s\n' "$2" "$cache/headers/$1"; } # RELEASE VERSION
+# (headers_stamp: tests/lib.sh)
 need_headers=() # indices into series/releases/versions
 for i in "${!series[@]}"; do
 	r=${releases[$i]} v=${versions[$i]}
@@ -105,35 +102,15 @@ for i in "${!series[@]}"; do
 done
 
 # ---- apt ----------------------------------------------------------------------
-# header_pkgs RELEASE VERSION: linux-headers-RELEASE=VERSION and the -common
-# and linux-kbuild-* packages it depends on, each pinned to VERSION (one
-# PKG=VER a line). Its other Depends (the kernel image, gcc-12, linux-base,
-# ...) are not wanted: the image is never installed, the tools are base_pkgs.
-header_pkgs() {
-	local r=$1 v=$2 deps
-	deps=$(apt-cache show "linux-headers-$r=$v" 2>/dev/null | sed -n 's/^Depends: //p' | head -n1)
-	[[ -n $deps ]] || die "apt-cache show linux-headers-$r=$v: no Depends"
-	echo "linux-headers-$r=$v"
-	# "a (= 1), b (>= 2) | c, d" -> one name a line
-	tr ',|' '\n' <<<"$deps" | sed -E 's/^ *//; s/[ (].*//' |
-		{ grep -E '^(linux-headers-.*-common|linux-kbuild-.*)$' || true; } | sed "s/\$/=$v/"
-}
+# (header_pkgs: tests/lib.sh)
 
-# deb_of PKG=VER: where apt-get download puts it in $cache/debs (any arch)
-deb_of() {
-	local p=${1%%=*} v=${1#*=} f
-	for f in "$cache/debs/${p}_${v//:/%3a}_"*.deb; do
-		[[ -f $f ]] && { echo "$f"; return 0; }
-	done
-	return 1
-}
 
 in_archive() { # PKG=VER: is that version in the apt lists?
 	local p=${1%%=*} v=${1#*=}
 	apt-cache madison "$p" 2>/dev/null | awk -F'|' -v v="$v" '{ gsub(/ /, "", $2) } $2 == v { f = 1 } END { exit !f }'
 }
 not_in_archive() { # PKG=VER
-	die "matrix: $1 is no longer in the Debian archive; update tests/matrix and module/validated_builds.c (README: \"Adding a kernel build\")"
+	die "matrix: $1 is no longer in the Debian archive; port a newer build (make port KVER=...) and drop this one from module/builds.list (docs/testing.md, \"Porting to a new build\")"
 }
 
 declare -A hdr_pkgs=() # release -> "pkg=ver pkg=ver ..."
@@ -203,61 +180,11 @@ done
 # ---- kernel images -----------------------------------------------------------
 
 for i in "${!series[@]}"; do
-	r=${releases[$i]} v=${versions[$i]}
-	deb=$cache/debs/linux-image-${r}_${v}_amd64.deb
-	dest=$cache/kernels/$r
-	[[ -f $deb ]] || die "missing $deb after download"
-	if [[ -f $dest/.vmamerge-version && $(<"$dest/.vmamerge-version") == "$v" ]]; then
-		continue
-	fi
-	rm -rf "$dest" "$dest.tmp"
-	mkdir -p "$dest.tmp"
-	timed "extract linux-image-$r" dpkg-deb -x "$deb" "$dest.tmp"
-	[[ -f $dest.tmp/boot/vmlinuz-$r ]] || die "$deb has no boot/vmlinuz-$r"
-	# The deb has no modules.dep (postinst runs depmod): generate it.
-	timed "depmod $r" depmod -b "$dest.tmp" "$r"
-	echo "$v" >"$dest.tmp/.vmamerge-version"
-	mv "$dest.tmp" "$dest"
+	timed "linux-image-${releases[$i]}" unpack_image "${releases[$i]}" "${versions[$i]}"
 done
 
 # ---- kernel headers ------------------------------------------------------------
-# One root per release with linux-headers-<release>, -common and linux-kbuild-*
-# unpacked together: their relative symlinks (scripts ->
-# ../../lib/linux-kbuild-*/scripts) resolve inside it. Absolute references to
-# the packages' install paths (the amd64 Makefile is just
-# "include /usr/src/linux-headers-<abi>-common/Makefile") are rewritten to
-# this root, absolute symlinks (lib/modules/<release>/build) made relative.
-unpack_headers() { # RELEASE VERSION PKG=VER...
-	local r=$1 v=$2 dest=$cache/headers/$1 tmp=$cache/headers/.unpack-$1 pv deb f l t
-	shift 2
-	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	for pv in "$@"; do
-		deb=$(deb_of "$pv") || die "missing $cache/debs/${pv%%=*}_${pv#*=}_*.deb after download"
-		dpkg-deb -x "$deb" "$tmp"
-	done
-	# Text files kbuild may read (Makefiles, scripts/Makefile.*, .kernelvariables,
-	# ...); not include/ (only comments name /usr/src there) nor docs.
-	while IFS= read -r -d '' f; do
-		sed -i -e "s#/usr/src/linux-headers-#$dest/usr/src/linux-headers-#g" \
-			-e "s#/usr/lib/linux-kbuild-#$dest/usr/lib/linux-kbuild-#g" "$f"
-	done < <(grep -rlIZ -e /usr/src/linux-headers- -e /usr/lib/linux-kbuild- \
-		--exclude-dir=include "$tmp/usr/src" "$tmp"/usr/lib/linux-kbuild-* 2>/dev/null || true)
-	while IFS= read -r -d '' l; do
-		t=$(readlink "$l")
-		if [[ -e $tmp$t ]]; then ln -sfnr "$tmp$t" "$l"; fi
-	done < <(find "$tmp" -type l -lname '/*' -print0)
-	[[ -f $tmp/usr/src/linux-headers-$r/Makefile && -f $tmp/usr/src/linux-headers-$r/.config ]] ||
-		die "headers of $r: no usr/src/linux-headers-$r/{Makefile,.config} in $*"
-	# (what is left: a reference not preceded by our root)
-	local abs='(^|[^[:alnum:]_.+~-])/usr/(src/linux-headers|lib/linux-kbuild)'
-	if grep -Eqs "$abs" "$tmp"/usr/src/*/Makefile; then
-		die "headers of $r: absolute paths left in $(grep -Els "$abs" "$tmp"/usr/src/*/Makefile)"
-	fi
-	headers_stamp "$r" "$v" >"$tmp/.vmamerge-version"
-	rm -rf "$dest"
-	mv "$tmp" "$dest"
-}
+# (unpack_headers: tests/lib.sh)
 for i in "${need_headers[@]}"; do
 	r=${releases[$i]} v=${versions[$i]}
 	[[ -n ${hdr_pkgs[$r]:-} ]] || die "headers of $r: package list not resolved"
@@ -294,36 +221,39 @@ for i in "${!series[@]}"; do
 done
 
 # ---- symbol tables -------------------------------------------------------------
-# Debian's image carries a placeholder System.map (the real one is in the
-# ~1 GB linux-image-*-dbg package). With CONFIG_KALLSYMS_ALL=y the kernel's
-# /proc/kallsyms has the same text and data symbols: boot each kernel once
-# (nokaslr, nothing loaded) and keep its table as
-# $cache/symbols/System.map-<release> (tests/layout-check.sh reads it).
-kallsyms_map() { # RELEASE
-	local rel=$1 tmp map=$cache/symbols/System.map-$1
-	tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmamerge-kallsyms.XXXXXX")
-	mkdir -p "$tmp/stage" "$cache/symbols"
-	VMAMERGE_GUEST_MODULES="" bash "$here/qemu/mkinitramfs.sh" "$rel" "$tmp/initrd.cpio.gz" "$tmp/stage"
-	if ! VMAMERGE_GUEST_APPEND="vmamerge_test=kallsyms nokaslr" VMAMERGE_STREAM=0 \
-		bash "$here/qemu/run-guest.sh" "$rel" "$tmp/initrd.cpio.gz" "$tmp/guest.log" 300; then
-		tail -n 30 "$tmp/guest.log"
-		rm -rf "$tmp"
-		die "could not boot $rel to read its symbol table"
-	fi
-	tr -d '\r' <"$tmp/guest.log.results" |
-		sed -n '/^KALLSYMS-BEGIN/,/^KALLSYMS-END/{/^KALLSYMS-/d;p}' |
-		base64 -d | gzip -dc | awk 'NF == 3' >"$map.tmp"
-	rm -rf "$tmp"
-	if ! grep -q ' T start_kernel$' "$map.tmp" || (($(wc -l <"$map.tmp") < 50000)); then
-		rm -f "$map.tmp"
-		die "the symbol table read from $rel looks wrong"
-	fi
-	mv "$map.tmp" "$map"
-}
+# (kallsyms_map: tests/lib.sh)
 for i in "${!series[@]}"; do
 	r=${releases[$i]}
 	[[ -s $cache/symbols/System.map-$r ]] || timed "symbol table of $r (guest boot)" kallsyms_map "$r"
 done
+
+# ---- smoke-tier builds ---------------------------------------------------------
+# Ported by tools/port.sh (make port): image and headers only - the port
+# compared their sources and checked their symbols - from whichever suite
+# has them, through the private apt configuration (tools/debian-apt.sh:
+# $cache/apt, never the host's), and the build root of their compiler
+# (tools/build-root.sh: Debian 13's gcc-14 in a debootstrapped trixie root,
+# $cache/roots/).
+smoke_setup() { # SERIES RELEASE VERSION
+	local r=$2 v=$3 pkgs
+	if [[ ! -f $cache/kernels/$r/.vmamerge-version ||
+		$(<"$cache/kernels/$r/.vmamerge-version") != "$v" ||
+		! -f $cache/headers/$r/.vmamerge-version ||
+		$(<"$cache/headers/$r/.vmamerge-version") != "$(headers_stamp "$r" "$v")" ]]; then
+		papt_update 21600 || die "apt-get update of $papt_root failed"
+		pkgs=$(header_pkgs "$r" "$v" papt apt-cache)
+		# shellcheck disable=SC2086 # PKG=VER words
+		papt_download "linux-image-$r=$v" $pkgs ||
+			die "$r ($v) is no longer in the Debian archive: drop it from module/builds.list"
+		unpack_image "$r" "$v"
+		# shellcheck disable=SC2086
+		unpack_headers "$r" "$v" $pkgs
+	fi
+	build_root_of "$r" >/dev/null || die "no build root for $r"
+}
+while read -r s r v _; do
+	timed "smoke-tier build $r" smoke_setup "$s" "$r" "$v"
+done < <(builds_of smoke)
 
 # ---- sanity ------------------------------------------------------------------
 for i in "${!series[@]}"; do

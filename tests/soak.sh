@@ -1,6 +1,6 @@
 #!/bin/bash
 # `make soak`: long data-checking torture runs (tests/guest/torture.sh) in a
-# QEMU guest of every kernel of tests/matrix and of its debug twin
+# QEMU guest of every full-tier build of module/builds.list and of its debug twin
 # (<version>-vmamerge-debug, built by make check), one kernel after the other.
 #
 #   bash tests/soak.sh [SECONDS]        (default 3600 per kernel)

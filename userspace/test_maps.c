@@ -17,6 +17,7 @@
 #include "maps.h"
 #include "modvmas.h"
 #include "verify.h"
+#include "builds.h"	/* module/: the nearest validated build */
 
 static int passed, failed;
 
@@ -893,6 +894,39 @@ static void test_json(void)
 	free(buf);
 }
 
+/* module/builds.h: which validated build a port starts from */
+static void test_nearest_build(void)
+{
+	static const struct vmamerge_build b[] = {
+		{ "6.1", "6.1.0-56-amd64", "v", "6.1.192-2", "full" },
+		{ "6.1", "6.1.192-vmamerge-debug", "v", "6.1.192-2", "debug" },
+		{ "6.12", "6.12.117+deb12-amd64", "v", "6.12.117-1~deb12u1", "full" },
+		{ "6.12", "6.12.117+deb13-amd64", "v", "6.12.117-1", "smoke" },
+		{ "6.12", "6.12.118+deb13-amd64", "v", "6.12.118-1", "smoke" },
+	};
+	const char *deb = "#1 SMP PREEMPT_DYNAMIC Debian ";
+	char v[128];
+	int n = sizeof(b) / sizeof(b[0]);
+
+#define NEAREST(rel, ver) (snprintf(v, sizeof(v), "%s%s (2026-11-20)", deb, ver), \
+			   vmamerge_nearest_build(b, n, rel, v))
+	ok(NEAREST("6.1.0-55-amd64", "6.1.192-1") == 0, "nearest: 6.1.0-55 -> 6.1.0-56");
+	ok(NEAREST("6.1.0-47-amd64", "6.1.170-3") == 0, "nearest: 6.1.0-47 -> 6.1.0-56 (never a debug twin)");
+	ok(NEAREST("6.12.116+deb13-amd64", "6.12.116-1") == 3,
+	   "nearest: 6.12.116+deb13 -> 6.12.117+deb13 (same generation wins a tie)");
+	ok(NEAREST("6.12.116+deb12-amd64", "6.12.116-1~deb12u1") == 2,
+	   "nearest: 6.12.116+deb12 -> 6.12.117+deb12");
+	ok(NEAREST("6.12.117+deb13.1-amd64", "6.12.117-2") == 3,
+	   "nearest: 6.12.117+deb13.1 -> 6.12.117+deb13");
+	ok(NEAREST("6.12.119+deb13-amd64", "6.12.119-1") == 4, "nearest: 6.12.119+deb13 -> 6.12.118+deb13");
+	ok(NEAREST("6.12.95+deb12-amd64", "6.12.95-1~bpo12+1") == 2, "nearest: a backport -> 6.12.117+deb12");
+	ok(NEAREST("7.3.4+deb13-amd64", "7.3.4-1~bpo13+1") == -1, "nearest: no 7.3 build");
+	ok(vmamerge_nearest_build(b, n, "6.12.50-custom", "#1 SMP") == 4,
+	   "nearest: no Debian version: the newest of the series");
+	ok(vmamerge_nearest_build(b, n, "6.123.1", "#1 SMP") == -1, "nearest: 6.123 is not 6.12");
+#undef NEAREST
+}
+
 int main(void)
 {
 	test_header();
@@ -913,6 +947,7 @@ int main(void)
 	test_json_features();
 	test_json();
 	test_verify();
+	test_nearest_build();
 	printf("1..%d\n", passed + failed);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -25,6 +25,8 @@
 #include "maps.h"
 #include "modvmas.h"
 #include "verify.h"
+#include "builds.h"		/* module/: struct vmamerge_build, nearest */
+#include <validated-builds.h>	/* generated from module/builds.list (-I.) */
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434	/* the same on every architecture */
@@ -387,6 +389,73 @@ static int config_from_debugfs(struct vmamerge_config *cfg)
 	return ret;
 }
 
+/* ---- the running build against module/builds.list ---- */
+
+static const struct vmamerge_build validated_builds[] = {
+	VMAMERGE_VALIDATED_BUILDS
+};
+#define N_BUILDS ((int)(sizeof(validated_builds) / sizeof(validated_builds[0])))
+
+/* The validated build that is running, or NULL. */
+static const struct vmamerge_build *running_build(const struct utsname *u)
+{
+	int i;
+
+	for (i = 0; i < N_BUILDS; i++)
+		if (!strcmp(validated_builds[i].release, u->release) &&
+		    !strcmp(validated_builds[i].version, u->version))
+			return &validated_builds[i];
+	return NULL;
+}
+
+/* The nearest validated build to port from (module/builds.h), or NULL. */
+static const struct vmamerge_build *nearest_build(const struct utsname *u)
+{
+	int i = vmamerge_nearest_build(validated_builds, N_BUILDS, u->release,
+				       u->version);
+
+	return i < 0 ? NULL : &validated_builds[i];
+}
+
+static const char *tier_text(const char *tier)
+{
+	return !strcmp(tier, "debug") ? "debug twin of a full build" :
+	       !strcmp(tier, "full") ? "full tier" : "smoke tier";
+}
+
+/* "build:" of status: validated (tier), or what to port from and how. */
+static void status_build_line(const struct utsname *u)
+{
+	const struct vmamerge_build *b = running_build(u), *n;
+
+	if (b) {
+		printf("build:        validated (%s)\n", tier_text(b->tier));
+		return;
+	}
+	n = nearest_build(u);
+	printf("build:        not validated (%s); nearest validated build: %s%s%s%s; to port: make port KVER=%s\n",
+	       u->version, n ? n->release : "none of this series",
+	       n ? " (" : "", n ? n->debver : "", n ? ")" : "", u->release);
+}
+
+static void status_build_json(const struct utsname *u)
+{
+	const struct vmamerge_build *b = running_build(u);
+	const struct vmamerge_build *n = b ? NULL : nearest_build(u);
+
+	printf("{\"validated\": %s, \"tier\": ", b ? "true" : "false");
+	if (b)
+		json_string(stdout, b->tier);
+	else
+		printf("null");
+	printf(", \"nearest\": ");
+	if (n)
+		json_string(stdout, n->release);
+	else
+		printf("null");
+	printf("}");
+}
+
 /* What status shows; -1 where unknown. */
 struct status {
 	struct utsname uts;
@@ -473,6 +542,10 @@ static void status_json(const struct status *st)
 {
 	printf("{\"kernel\": ");
 	json_string(stdout, st->have_uts ? st->uts.release : "");
+	if (st->have_uts) {
+		printf(", \"build\": ");
+		status_build_json(&st->uts);
+	}
 	printf(", \"module\": {\"loaded\": true, \"version\": ");
 	if (st->version)
 		json_string(stdout, st->version);
@@ -532,8 +605,10 @@ static int cmd_status(const struct cli *c)
 	st.have_uts = !uname(&st.uts);
 	if (!module_loaded()) {
 		if (!c->json) {
-			if (st.have_uts)
+			if (st.have_uts) {
 				printf("kernel:       %s\n", st.uts.release);
+				status_build_line(&st.uts);
+			}
 			printf("module:       not loaded\n");
 			fflush(stdout);
 		}
@@ -554,8 +629,10 @@ static int cmd_status(const struct cli *c)
 		if (fd >= 0)
 			status_json(&st);
 	} else {
-		if (st.have_uts)
+		if (st.have_uts) {
 			printf("kernel:       %s\n", st.uts.release);
+			status_build_line(&st.uts);
+		}
 		printf("module:       loaded%s%s\n", st.version ? ", version " : "",
 		       st.version ? st.version : "");
 		status_text(&st);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The body of `make bench`: what vmamerge costs and what it saves.
 #
-# For every kernel of tests/matrix (or BENCH_KERNELS): builds the module,
+# For every full-tier build of module/builds.list (or BENCH_KERNELS): builds the module,
 # the static CLI and the benchmark programs, boots one QEMU guest and runs
 # tests/bench/bench-guest.sh there, which measures every configuration
 # (stock, loaded, off, renumber, transplant, both) in that one boot. The
@@ -11,7 +11,7 @@
 # Not part of `make check`.
 #
 # Environment:
-#   BENCH_KERNELS       series to run, e.g. "6.12" (default: all of tests/matrix)
+#   BENCH_KERNELS       series to run, e.g. "6.12" (default: all full-tier builds)
 #   BENCH_N             spacing: mappings (20000)
 #   BENCH_REPS          repetitions of spacing and the workloads (2)
 #   BENCH_MICRO_ROUNDS  micro: rounds (4)
@@ -42,16 +42,14 @@ show_tail() { # FILE N
 	echo "--- last $2 lines of $1:"
 	tail -n "$2" "$1" | tr -d '\r' | sed 's/^/  | /'
 }
-# the stock kernels of tests/matrix, restricted to BENCH_KERNELS
+# the full-tier builds of module/builds.list, restricted to BENCH_KERNELS
 series=() releases=()
 read_matrix() {
 	local s r v
-	while read -r s r v _; do
-		[[ -z ${s:-} || $s == \#* || -z ${v:-} ]] && continue
-		[[ -z ${VMAMERGE_KERNELS:-} || " $VMAMERGE_KERNELS " == *" $s "* ]] || continue
+	while read -r s r _; do
 		series+=("$s") releases+=("$r")
-	done <"$repo/tests/matrix"
-	((${#series[@]})) || die "no kernel of tests/matrix selected (BENCH_KERNELS='${VMAMERGE_KERNELS:-}')"
+	done < <(builds_of full)
+	((${#series[@]})) || die "no full-tier build of module/builds.list selected (BENCH_KERNELS='${VMAMERGE_KERNELS:-}')"
 }
 stage_module_src() { # DEST: what the module build needs, as tests/check.sh copies it
 	local f

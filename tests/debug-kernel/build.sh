@@ -2,7 +2,7 @@
 # build.sh SERIES: build (or reuse) the vmamerge debug kernel of SERIES.
 #
 # Source: $VMAMERGE_CACHE/src/linux-source-SERIES (tests/setup.sh unpacks
-# the Debian linux-source package of tests/matrix: the same sources as the
+# the Debian linux-source package of module/builds.list: the same sources as the
 # stock image).  Configuration: allnoconfig + tests/debug-kernel/debug.config
 # + tests/debug-kernel/debug-SERIES.config.
 #
@@ -28,6 +28,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../lib.sh
+source "$repo/tests/lib.sh"	# builds_of
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 die() { echo "debug-kernel: ERROR: $*" >&2; exit 1; }
 log() { echo "debug-kernel: $*" >&2; }
@@ -46,8 +48,8 @@ required=(LIVEPATCH KPROBES UPROBES DEBUG_FS KALLSYMS_ALL MODULES MODULE_UNLOAD
 	KASAN KASAN_GENERIC PROVE_LOCKING DEBUG_VM DEBUG_VM_MAPLE_TREE
 	DEBUG_VM_PGFLAGS DEBUG_LIST PAGE_TABLE_CHECK PAGE_TABLE_CHECK_ENFORCED)
 
-debver=$(awk -v s="$series" '$1 == s && NF >= 3 { print $3 }' "$repo/tests/matrix")
-[[ -n $debver ]] || die "series $series is not in tests/matrix"
+debver=$(VMAMERGE_KERNELS=$series builds_of full | awk 'NR == 1 { print $3 }')
+[[ -n $debver ]] || die "series $series has no full-tier build in module/builds.list"
 src=$cache/src/linux-source-$series
 [[ -f $src/Makefile ]] || die "$src missing: run tests/setup.sh"
 [[ $(cat "$src.version" 2>/dev/null) == "$debver" ]] ||

@@ -14,10 +14,17 @@
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
 # and "GUEST-RESULT: P passed, F failed" (skips count as passed).
 #
+# VMAMERGE_SUITE=smoke (ported builds of the smoke tier, docs/testing.md):
+# only load, opt-in, one renumber and one transplant merge with data and
+# rmap checks (t_renumber -q, with and without the module), unload and the
+# dmesg check.
+#
 # Order: differential baseline, torture and multi-threaded torture without
 # the module; load; ioctl, debugfs, inheritance and CLI tests; differential
 # runs with the module (features off, features on, mode always); torture
-# and multi-threaded torture opted in; unload; the upstream mm selftests without and with the module;
+# and multi-threaded torture opted in; unload; a fork held in the fork hook
+# during unload, unload with an exited group leader; the upstream mm
+# selftests without and with the module;
 # load/churn/unload cycles; dmesg.
 #
 # Errnos the programs assert (module side must match):
@@ -615,6 +622,65 @@ if ! TMP=$(mktemp -d /tmp/vmamerge-tests.XXXXXX 2>/dev/null); then
 		exit 1
 	fi
 fi
+# finish: the dmesg check, the plan and GUEST-RESULT; exits
+finish() {
+	splats > "$TMP/splats.after"
+	if [ -s "$TMP/splats.before" ]; then
+		_post=$(grep -v -x -F -f "$TMP/splats.before" "$TMP/splats.after")
+	else
+		_post=$(cat "$TMP/splats.after")
+	fi
+	[ -z "$_post" ]
+	tap $? "dmesg has no new splat lines" "$(printf '%s\n' "$_post" | head -40)"
+
+	T1=$("$W" now)
+	diag "total time $(((T1 - T0) / 1000)) s; $S skipped"
+	rm -rf "$TMP"
+	echo "1..$N"
+	echo "GUEST-RESULT: $P passed, $F failed"
+	[ "$F" -eq 0 ]
+	exit
+}
+
+# unlisted: the module built with this build left out of module/builds.list
+# (tests/check.sh step_build_unlisted) must refuse to load, and the kernel
+# log and `vmamerge status` must name this build, the nearest validated
+# one and the port command (issue 11).
+unlisted() {
+	_r=$(uname -r)
+	! insmod /lib/vmamerge/unlisted.ko 2>/dev/null && [ ! -e /sys/module/vmamerge ]
+	tap $? "unlisted build: the module refuses to load, nothing left"
+	dmesg | grep -F "vmamerge: " > "$TMP/unl"
+	grep -qF "refusing to load: kernel $_r $(uname -v) is not a validated build" "$TMP/unl" &&
+		grep -q "nearest validated build: [^ ]* (" "$TMP/unl" &&
+		grep -qF "make port KVER=$_r (docs/testing.md)" "$TMP/unl"
+	tap $? "unlisted build: the kernel log names the build, the nearest validated one, the port command" \
+		"$(tail -5 "$TMP/unl")"
+	# the CLI built from the same list (vmamerge-unlisted)
+	/bin/vmamerge-unlisted status > "$TMP/unl" 2>/dev/null
+	grep -qF "build:        not validated ($(uname -v)); nearest validated build: " "$TMP/unl" &&
+		grep -qF "; to port: make port KVER=$_r" "$TMP/unl"
+	tap $? "unlisted build: vmamerge status names the build, the nearest validated one, the port command" \
+		"$(cat "$TMP/unl")"
+	"$CLI" status 2>/dev/null | grep -qx "build:        validated (smoke tier)"
+	tap $? "listed smoke build: vmamerge status says validated (smoke tier)"
+}
+
+# The smoke set (VMAMERGE_SUITE=smoke): the stock layouts without the
+# module, then load, the merges opted in, unload.
+smoke() {
+	[ ! -f /lib/vmamerge/unlisted.ko ] || unlisted
+	run t_renumber -q -s
+	if load; then
+		tap 0 "load: insmod, transition 0, enabled 1"
+		run t_renumber -q -o
+		unload
+		tap $? "unload: disable, sysfs gone, rmmod, /sys/module gone" "$UNLOAD_ERR"
+	else
+		tap 1 "load: insmod, transition 0, enabled 1" "$LOAD_ERR" "$(dmesg | tail -20)"
+	fi
+}
+
 T0=$("$W" now)
 if ! grep -q ' /sys/kernel/debug debugfs ' /proc/mounts; then
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
@@ -632,6 +698,11 @@ fi
 
 [ -f "$KO" ]
 tap $? "module file $KO exists"
+
+if [ "${VMAMERGE_SUITE:-full}" = smoke ]; then
+	smoke
+	finish
+fi
 
 diff_baseline
 run t_renumber -s
@@ -690,18 +761,4 @@ else
 		"the module did not load"
 fi
 
-splats > "$TMP/splats.after"
-if [ -s "$TMP/splats.before" ]; then
-	_post=$(grep -v -x -F -f "$TMP/splats.before" "$TMP/splats.after")
-else
-	_post=$(cat "$TMP/splats.after")
-fi
-[ -z "$_post" ]
-tap $? "dmesg has no new splat lines" "$(printf '%s\n' "$_post" | head -40)"
-
-T1=$("$W" now)
-diag "total time $(((T1 - T0) / 1000)) s; $S skipped"
-rm -rf "$TMP"
-echo "1..$N"
-echo "GUEST-RESULT: $P passed, $F failed"
-[ "$F" -eq 0 ]
+finish

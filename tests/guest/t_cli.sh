@@ -129,9 +129,15 @@ argv_tests() {
 readme_tests() {
 	_modline="module:       loaded"
 	[ -n "$VER" ] && _modline="$_modline, version $VER"
+	# the full suite runs on full-tier builds and their debug twins
+	# (module/builds.list; the smoke tier runs the smoke set only)
+	_build="build:        validated (full tier)"
+	case $(uname -r) in
+	*-vmamerge-debug) _build="build:        validated (debug twin of a full build)" ;;
+	esac
 	check "vmamerge status: loaded, optin, both features" 0 \
-		"$(printf 'kernel:       %s\n%s\nlivepatch:    enabled, no transition in progress\nabi version:  1 (this tool: 1)\nmode:         always [optin] never\nfeatures:     [renumber] [transplant]\nthis process: not opted in, not active' \
-		"$(uname -r)" "$_modline")" \
+		"$(printf 'kernel:       %s\n%s\n%s\nlivepatch:    enabled, no transition in progress\nabi version:  1 (this tool: 1)\nmode:         always [optin] never\nfeatures:     [renumber] [transplant]\nthis process: not opted in, not active' \
+		"$(uname -r)" "$_build" "$_modline")" \
 		vmamerge status
 
 	# "vmamerge run -- ./my-server": a program in the current directory
@@ -334,6 +340,10 @@ json_tests() {
 		.module.loaded .module.version .mode .features.renumber .features.transplant \
 		.this_process.opted_in .livepatch.enabled .livepatch.transition .abi_version \
 		.tool_abi_version
+	_tier='"full"'
+	case $(uname -r) in *-vmamerge-debug) _tier='"debug"' ;; esac
+	json "  ... the build: validated, its tier (module/builds.list)" \
+		"true\n$_tier\nnull" .build.validated .build.tier .build.nearest
 	check "mode --json" 0 '{"mode": "optin"}' vmamerge mode --json
 	check "features --json" 0 '{"features": {"renumber": true, "transplant": true}}' \
 		vmamerge features --json

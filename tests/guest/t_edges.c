@@ -611,7 +611,8 @@ int main(int argc, char **argv)
 {
 	struct utsname u;
 
-	if (mode_init(argc, argv, "t_edges", 300, &stock, &renumber_only, &vfd))
+	if (mode_init(argc, argv, "t_edges", 300, &stock, &renumber_only, NULL,
+		      &vfd))
 		return 2;
 	is61 = !uname(&u) && !strncmp(u.release, "6.1.", 4);
 	nostats = stats_counter("merge_attempts") == -1;

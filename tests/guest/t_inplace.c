@@ -1593,7 +1593,7 @@ int main(int argc, char **argv)
 	size_t l, n;
 
 	if (mode_init(argc, argv, "t_inplace", 900, &stock, &renumber_only,
-		      &vfd))
+		      NULL, &vfd))
 		return 2;
 	is61 = !uname(&u) && !strncmp(u.release, "6.1.", 4);
 	nostats = stats_counter("merge_attempts") == C_NOSTATS;

@@ -4,8 +4,10 @@
  * cases as exact VMA layouts, every page read back byte-exact, the rmap
  * verifier after every step, and the refusal counters.
  *
- * usage: t_renumber [-o] [-r | -s]
+ * usage: t_renumber [-o] [-q] [-r | -s]
  *   -o  opt this process in first
+ *   -q  quick: one renumber merge (t_reverse) and one transplant merge
+ *       (t_other_av), the smoke set of ported builds (docs/testing.md)
  *   -r  expect the layouts of renumber alone (transplant off)
  *   -s  expect the stock layouts (features off, the process not opted in,
  *       or no module)
@@ -1072,11 +1074,12 @@ static void t_other_av_thp(void)
 
 int main(int argc, char **argv)
 {
+	int quick = 0;
 	char migrate[256];
 	size_t l;
 
 	if (mode_init(argc, argv, "t_renumber", 300, &stock, &renumber_only,
-		      &vfd))
+		      &quick, &vfd))
 		return 2;
 	W = aligned_window(WIN_PAGES * PG);
 	if (!W)
@@ -1089,6 +1092,10 @@ int main(int argc, char **argv)
 	snprintf(migrate + l, sizeof(migrate) - l, "t_migrate");
 
 	t_reverse();
+	if (quick) {
+		t_other_av(0);
+		return tap_exit();
+	}
 	t_back();
 	t_dontunmap();
 	t_grow();

@@ -93,12 +93,13 @@ int reap_sleeper(pid_t pid, int wfd);
 /* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges) ---- */
 /*
  * Parses "[-o] [-r | -s]" into *@stock (-s) and *@renumber_only (-r),
+ * and "-q" into *@quick where @quick is not NULL (t_renumber's smoke set),
  * starts TAP, opens /dev/vmamerge read-write into *@vfd (-1 without the
  * module) and with -o opts the process in (a TAP line).  Returns 0, or 2
  * after a usage message.
  */
 int mode_init(int argc, char **argv, const char *prog, unsigned int timeout_s,
-	      int *stock, int *renumber_only, int *vfd);
+	      int *stock, int *renumber_only, int *quick, int *vfd);
 /* Writes 4096 bytes at @p that depend on @tag and the offset. */
 void page_fill(char *p, unsigned int tag);
 /*

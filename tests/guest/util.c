@@ -402,19 +402,22 @@ int reap_sleeper(pid_t pid, int wfd)
 }
 
 int mode_init(int argc, char **argv, const char *prog, unsigned int timeout_s,
-	      int *stock, int *renumber_only, int *vfd)
+	      int *stock, int *renumber_only, int *quick, int *vfd)
 {
 	int optin = 0, c;
 
-	while ((c = getopt(argc, argv, "ors")) != -1) {
+	while ((c = getopt(argc, argv, quick ? "oqrs" : "ors")) != -1) {
 		if (c == 'o')
 			optin = 1;
+		else if (c == 'q' && quick)
+			*quick = 1;
 		else if (c == 'r')
 			*renumber_only = 1;
 		else if (c == 's')
 			*stock = 1;
 		else
-			return fprintf(stderr, "usage: %s [-o] [-r | -s]\n", prog), 2;
+			return fprintf(stderr, "usage: %s [-o]%s [-r | -s]\n",
+				       prog, quick ? " [-q]" : ""), 2;
 	}
 	tap_init(prog, timeout_s);
 	*vfd = vm_open(O_RDWR);
