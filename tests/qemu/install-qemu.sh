@@ -83,7 +83,8 @@ if ! works "$dest/qemu-system-x86_64"; then
 	# apt-get download runs as _apt when it can; keep the dir writable for it.
 	chown _apt "$tmp/debs" 2>/dev/null || true
 	(cd "$tmp/debs" && apt-get "${apt_opts[@]}" download -q=2 "${pkgs[@]}") 2>&1 |
-		{ grep -v 'Download is performed unsandboxed' || true; } >&2
+		{ grep -v 'Download is performed unsandboxed' || true; } >&2 ||
+		die "apt-get download ${pkgs[*]} failed"
 	(($(compgen -G "$tmp/debs/*.deb" | wc -l) == ${#pkgs[@]})) ||
 		die "apt-get download ${pkgs[*]} did not produce ${#pkgs[@]} .debs"
 	for deb in "$tmp/debs"/*.deb; do
@@ -102,11 +103,13 @@ if ! works "$dest/qemu-system-x86_64"; then
 	# -L: firmware and data dirs of the unpacked packages first (bios.bin
 	# comes from seabios, linuxboot_dma.bin from qemu-system-data).
 	{
-		echo '#!/bin/sh'
+		echo '#!/bin/bash'
 		echo "# QEMU $ver from bookworm-backports, unpacked by tests/qemu/install-qemu.sh"
-		echo "export QEMU_MODULE_DIR=$r/usr/lib/x86_64-linux-gnu/qemu"
-		[[ -z $libs ]] || echo "export LD_LIBRARY_PATH=$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
-		echo "exec $r/usr/bin/qemu-system-x86_64 -L $r/usr/share/qemu -L $r/usr/share/seabios \"\$@\""
+		printf 'export QEMU_MODULE_DIR=%q\n' "$r/usr/lib/x86_64-linux-gnu/qemu"
+		# shellcheck disable=SC2016 # $LD_LIBRARY_PATH: the wrapper's
+		[[ -z $libs ]] || printf 'export LD_LIBRARY_PATH=%q${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n' "$libs"
+		printf 'exec %q -L %q -L %q "$@"\n' "$r/usr/bin/qemu-system-x86_64" \
+			"$r/usr/share/qemu" "$r/usr/share/seabios"
 	} >"$tmp/qemu-system-x86_64"
 	chmod 755 "$tmp/qemu-system-x86_64"
 	printf '%s\n' "${pkgs[@]}" >"$tmp/packages"
