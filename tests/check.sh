@@ -428,10 +428,12 @@ guest_collect() {
 	fi
 }
 
-# run_guests: boot every kernel's guest, $guest_jobs at a time (each QEMU
-# TCG guest has one vCPU and keeps one host core busy), the debug kernels
-# (the longest) first, then report them in matrix order.
-guest_jobs=${VMAMERGE_GUEST_JOBS:-$(nproc)}
+# run_guests: boot every kernel's guest, $guest_jobs at a time (each vCPU
+# of a QEMU TCG guest keeps a host core busy: one guest per
+# VMAMERGE_GUEST_CPUS cores), the debug kernels (the longest) first, then
+# report them in matrix order.
+guest_jobs=${VMAMERGE_GUEST_JOBS:-$(($(nproc) / ${VMAMERGE_GUEST_CPUS:-1}))}
+((guest_jobs >= 1)) || guest_jobs=1
 run_guests() {
 	local i rel t0 running
 	t0=$(now)

@@ -8,7 +8,8 @@
 #   e.g. bash tests/quick.sh 6.12.117+deb12-amd64 'load; run t_renumber'
 #
 # QUICK_TAG=name keeps this run's work directory apart from others', so
-# that several developers (or worktrees) can boot the same release at once.
+# that several developers (or worktrees) can boot the same release at once;
+# QUICK_TIMEOUT_S (default 1200) bounds the guest's run.
 #
 # The guest commands run in a shell that has run.sh's helpers: load,
 # unload, run PROG ARGS (TAP through), wr VALUE FILE, tap RC NAME.  The
@@ -47,7 +48,7 @@ gmods=zram
 [[ $rel == *-vmamerge-debug ]] && gmods=""
 VMAMERGE_GUEST_MODULES=$gmods bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$work/initrd.cpio.gz" "$work/stage"
 set +e
-bash "$repo/tests/qemu/run-guest.sh" "$rel" "$work/initrd.cpio.gz" "$log" 1200
+bash "$repo/tests/qemu/run-guest.sh" "$rel" "$work/initrd.cpio.gz" "$log" "${QUICK_TIMEOUT_S:-1200}"
 rc=$?
 set -e
 tr -d '\r' <"$log.results" | grep -av '^ok ' || true

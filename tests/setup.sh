@@ -18,6 +18,8 @@
 #                                   (kdir_of in tests/lib.sh)
 #     src/linux-source-<series>/    full kernel source (checkpatch, mm/*.h, ...)
 #     symbols/System.map-<release>  the kernel's /proc/kallsyms (nokaslr)
+#     qemu/current/qemu-system-x86_64  QEMU 10.0 from bookworm-backports,
+#                                   unpacked (tests/qemu/install-qemu.sh)
 #
 # A warm run (everything present at the pinned versions) does not touch apt
 # and takes a few seconds.
@@ -220,6 +222,13 @@ for i in "${!series[@]}"; do
 	echo "$v" >"$stamp"
 done
 
+# ---- QEMU for the guests --------------------------------------------------------
+# QEMU 10.0 from bookworm-backports, unpacked into $cache/qemu (private apt
+# lists; the host keeps Debian 12's QEMU 7.2, whose multi-threaded TCG broke
+# livepatch transitions): tests/qemu/install-qemu.sh.  Before the symbol
+# tables: their guest boots run it.
+timed "QEMU for the guests" bash "$here/qemu/install-qemu.sh" >/dev/null
+
 # ---- symbol tables -------------------------------------------------------------
 # (kallsyms_map: tests/lib.sh)
 for i in "${!series[@]}"; do
@@ -264,6 +273,6 @@ for i in "${!series[@]}"; do
 	make -s -C "$kdir" kernelrelease >/dev/null || die "make -C $kdir kernelrelease failed"
 done
 [[ -x /bin/busybox ]] || die "/bin/busybox missing (busybox-static)"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing"
+"$cache/qemu/current/qemu-system-x86_64" --version >/dev/null || die "$cache/qemu/current/qemu-system-x86_64 does not run"
 
 log "done in $(($(date +%s) - t_start))s (cache: $cache)"

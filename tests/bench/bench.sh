@@ -154,7 +154,10 @@ for i in "${!releases[@]}"; do
 	say "booting $rel: the benchmarks take a while under TCG (log: $log)"
 	t0=$(now)
 	set +e
+	# One vCPU: -icount needs single-threaded TCG, and the figures of
+	# docs/benchmarks.md were measured on one.
 	VMAMERGE_GUEST_APPEND="${append# }" VMAMERGE_STREAM_PREFIX="  ${series[$i]}| " \
+		VMAMERGE_GUEST_CPUS=${VMAMERGE_GUEST_CPUS:-1} \
 		VMAMERGE_QEMU_EXTRA="${VMAMERGE_QEMU_EXTRA:-} $icount" \
 		bash "$repo/tests/qemu/run-guest.sh" "$rel" "$initrd" "$log" \
 		"${BENCH_GUEST_TIMEOUT:-5400}" | grep --line-buffered -v '^  [^|]*| {'

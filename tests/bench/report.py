@@ -496,8 +496,9 @@ merges and about 19990 page-offset merges).
 ## How it is measured
 
 - Everything runs inside the QEMU guests of the test suite (TCG, no KVM, one
-  vCPU, 3 GiB in two NUMA nodes, zram swap, THP `always`), one boot per
-  kernel, and **every figure is a ratio between configurations measured in
+  vCPU - bench.sh sets `VMAMERGE_GUEST_CPUS=1`: `-icount` needs
+  single-threaded TCG -, 3 GiB in two NUMA nodes, zram swap, THP `always`),
+  one boot per kernel, and **every figure is a ratio between configurations measured in
   the same boot**.
 - **Time is virtual**: QEMU runs with `-icount shift=0,sleep=off`, so the
   guest's clock advances by 1 ns per executed guest instruction. The

@@ -2,7 +2,8 @@
 # run-guest.sh RELEASE INITRD LOG [TIMEOUT_S]
 #
 # Boots $VMAMERGE_CACHE/kernels/RELEASE/boot/vmlinuz-RELEASE with INITRD under
-# QEMU TCG (2 vCPUs, 3 GiB in two NUMA nodes, panic_on_warn).
+# QEMU TCG (1 vCPU, or 2 on multi-threaded TCG with QEMU 10.0 from
+# bookworm-backports; 3 GiB in two NUMA nodes; panic_on_warn).
 #   LOG          serial console (ttyS0): kernel log + everything the guest says
 #   LOG.results  results channel (ttyS1): what the host parses
 # The results channel is streamed to stdout while the guest runs, each line
@@ -15,7 +16,12 @@
 # arguments, e.g. vmamerge_test=demo; unknown NAME=VALUE words reach /init,
 # and so the guest tests, as environment variables:
 # VMAMERGE_GUEST_APPEND="VMAMERGE_CYCLES=2"), VMAMERGE_QEMU_EXTRA (extra QEMU
-# arguments, word-split), VMAMERGE_STREAM_PREFIX.
+# arguments, word-split), VMAMERGE_STREAM_PREFIX,
+# VMAMERGE_GUEST_CPUS (1 or 2; default 1), VMAMERGE_TCG_THREAD (multi or
+# single, with 2 vCPUs; default multi), VMAMERGE_QEMU (the
+# qemu-system-x86_64 to run; default: the host's with one vCPU,
+# $VMAMERGE_CACHE/qemu/current/qemu-system-x86_64 from tests/setup.sh with
+# two).
 set -euo pipefail
 
 usage() { echo "usage: $0 RELEASE INITRD LOG [TIMEOUT_S]" >&2; exit 2; }
@@ -32,18 +38,18 @@ mkdir -p "$(dirname "$log")"
 : >"$log"
 : >"$res"
 
-# vCPUs: one by default.  Under multi-threaded TCG (QEMU 7.2) the kernel's
-# own text patching races with a second vCPU executing the patched code:
-# the livepatch transition's static_call update of cond_resched on 6.12
-# (and ftrace call sites on 6.1) oops with "int3" or a call to 0.  The
-# kernel's stock samples/livepatch module reproduces it within a few
-# enable/disable cycles under load, without vmamerge (docs/testing.md);
-# with one vCPU, or two vCPUs on one TCG thread, it does not happen.
-# VMAMERGE_GUEST_SMP=2 gives two vCPUs on a single TCG thread (slower).
-# Node 1 then has memory but no CPU, which NUMA migration tests need only.
+# vCPUs: one by default.  VMAMERGE_GUEST_CPUS=2 gives two, each on its own
+# host thread (multi-threaded TCG), run by QEMU 10.0 from bookworm-backports
+# (tests/qemu/install-qemu.sh): Debian 12's QEMU 7.2 got the kernel's
+# int3-based text patching wrong under multi-threaded TCG (livepatch
+# transitions oopsed), 10.0 does not.  They stay opt-in because every
+# livepatch transition on 6.12 retargets ~480 cond_resched call sites, each
+# text_poke_bp() with synchronous IPIs to the other vCPU, and on a loaded
+# host that makes a load/unload cycle minutes long (docs/testing.md, "Two
+# vCPUs").  VMAMERGE_TCG_THREAD=single puts both vCPUs on one host thread.
 # With two vCPUs, one socket per node: both in one socket (QEMU's default)
 # share an LLC across nodes and the kernel WARNs in topology_sane() -
-# fatal with panic_on_warn.
+# fatal with panic_on_warn.  With one, node 1 has memory but no CPU.
 # la57=off: with 5-level paging a debug kernel splatted early under TCG
 # (shared/design/craft.md). quiet/loglevel=5: warnings and worse reach the
 # console (a WARN's own lines and its dump_page() before a panic_on_warn). Stall detectors are relaxed a little for slow TCG hosts; real
@@ -52,15 +58,34 @@ append="console=ttyS0,115200 panic_on_warn=1 panic=-1 oops=panic loglevel=5 quie
 append+=" log_buf_len=4M rcupdate.rcu_cpu_stall_timeout=60 watchdog_thresh=30"
 append+=" ${VMAMERGE_GUEST_APPEND:-}"
 
-if [[ ${VMAMERGE_GUEST_SMP:-1} == 2 ]]; then
-	cpus=(-accel tcg,thread=single -smp 2,sockets=2,cores=1,threads=1)
+ncpus=${VMAMERGE_GUEST_CPUS:-1}
+tcg_thread=${VMAMERGE_TCG_THREAD:-multi}
+qemu_bin=${VMAMERGE_QEMU:-}
+if [[ -z $qemu_bin ]]; then
+	qemu_bin="qemu-system-x86_64"
+	((ncpus == 1)) || qemu_bin=$cache/qemu/current/qemu-system-x86_64
+fi
+[[ -x $qemu_bin ]] || command -v "$qemu_bin" >/dev/null ||
+	{ echo "run-guest: $qemu_bin missing: run tests/setup.sh (or set VMAMERGE_QEMU)" >&2; exit 1; }
+[[ $tcg_thread == multi || $tcg_thread == single ]] ||
+	{ echo "run-guest: VMAMERGE_TCG_THREAD must be multi or single" >&2; exit 1; }
+# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
+case $ncpus in
+2)
+	cpus=(-accel "tcg,thread=$tcg_thread" -smp 2,sockets=2,cores=1,threads=1)
 	node1=(-numa node,nodeid=1,cpus=1,memdev=m1)
-else
+	;;
+1)
 	cpus=(-accel tcg -smp 1)
 	node1=(-numa node,nodeid=1,memdev=m1)
-fi
+	;;
+*) echo "run-guest: VMAMERGE_GUEST_CPUS must be 1 or 2" >&2; exit 1 ;;
+esac
+qemu_ver=$("$qemu_bin" --version | sed -n '1s/^QEMU emulator version \([^ ]*\).*/\1/p')
+cpu_desc="$ncpus vCPU, TCG thread=$tcg_thread"
+((ncpus == 2)) || cpu_desc="1 vCPU"
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
-qemu=(qemu-system-x86_64 -nodefaults -no-user-config
+qemu=("$qemu_bin" -nodefaults -no-user-config
 	"${cpus[@]}" -cpu max,la57=off -m 3G
 	-object memory-backend-ram,id=m0,size=1536M
 	-object memory-backend-ram,id=m1,size=1536M
@@ -107,7 +132,7 @@ if ! grep -aq '^GUEST-INFO cpus: .*node1' "$res"; then
 	echo "run-guest: warning: the guest did not show NUMA node1" >&2
 fi
 
-echo "run-guest: $rel boot ${boot_s:-?}s, total ${total_s}s, log $log"
+echo "run-guest: $rel boot ${boot_s:-?}s, total ${total_s}s (QEMU ${qemu_ver:-?}, $cpu_desc), log $log"
 if ((${#fail[@]})); then
 	printf 'run-guest: FAILED: %s\n' "${fail[@]}"
 	exit 1
