@@ -410,6 +410,19 @@ run_guests() {
 	done
 }
 
+# The end-to-end lab test on a real Debian system (tests/lab/lab.sh): its
+# TAP lines count like the guests'.
+step_lab() { # SUITE
+	local line log=$logdir/lab-$1.log
+	bash "$repo/tests/lab/lab.sh" "$1" 2>&1 | tee "$log" | while IFS= read -r line; do
+		case $line in
+		"ok - "* | "not ok - "*) tap "$line" ;;
+		*) printf '  %s\n' "$line" ;;
+		esac
+	done
+	return "${PIPESTATUS[0]}"
+}
+
 prune_logs() {
 	local old
 	mapfile -t old < <(find "$logroot" -mindepth 1 -maxdepth 1 -type d -name '20*' | LC_ALL=C sort | head -n -10)
@@ -483,6 +496,7 @@ main() {
 	done
 	stage_selftests=1
 	run_guests
+	[[ ${VMAMERGE_LAB:-1} == 0 ]] || run_step "lab: Debian 12 end to end (install, boot, use, upgrade, remove)" step_lab bookworm
 	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
 	summary
 }
