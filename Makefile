@@ -10,6 +10,7 @@
 #                         (PREFIX=/usr/local, DESTDIR=; tools/install.sh)
 #   sudo make uninstall
 #   make check            the whole test suite (sets up everything it needs)
+#   make lab              the end-to-end test on Debian 12 and 13 (tests/lab/)
 #   make demo             boot a guest and show what vmamerge does
 
 KVER ?= $(shell uname -r)
@@ -23,7 +24,7 @@ KLP_CONVERT := module/klp-convert/klp-convert
 SERIES = $(shell sed -n 's/^\#define UTS_RELEASE "\([0-9]*\.[0-9]*\).*/\1/p' \
 	   $(KDIR)/include/generated/utsrelease.h)
 
-.PHONY: all module cli klp-convert install uninstall check demo bench soak \
+.PHONY: all module cli klp-convert install uninstall check lab demo bench soak \
 	clean check-kdir
 
 all: module cli
@@ -65,6 +66,12 @@ install uninstall:
 
 check:
 	bash tests/check.sh
+
+# The end-to-end lab test on real Debian systems (tests/lab/; make check
+# runs bookworm).  LAB_SUITES="bookworm trixie" for both.
+LAB_SUITES ?= bookworm trixie
+lab:
+	@rc=0; for s in $(LAB_SUITES); do bash tests/lab/lab.sh $$s || rc=1; done; exit $$rc
 
 demo:
 	bash tests/demo.sh

@@ -60,7 +60,7 @@ else
 	tar -C "$(dirname "$repo")" --exclude=.git --transform "s,^$(basename "$repo"),vmamerge-$ver," \
 		-czf "$work/h/vmamerge-$ver.tar.gz" "$(basename "$repo")"
 fi
-mkfs.ext4 -q -L vmlab -d "$work/h" "$work/harness.img" "$(($(du -sm "$work/h" | cut -f1) + 64))M"
+mkfs.ext4 -q -L vmlab -d "$work/h" "$work/harness.img" "$(($(du -sm "$work/h" | cut -f1) + 64))M" >/dev/null
 
 # boot PHASE RELEASE: boot the disk with the kernel RELEASE from its /boot
 boot() {

@@ -23,6 +23,18 @@ lab_suite() {
 			"deb $lab_mirror bookworm-updates main"
 			"deb $lab_mirror bookworm-backports main")
 		;;
+	trixie)
+		# Not run yet (docs/testing.md): 6.12.118+deb13-amd64 is a
+		# validated build only with issue 11's list of builds; the
+		# upgrade is trixie-backports' 6.19 (a series the module does
+		# not support: Kbuild refuses it).
+		lab_rel=6.12.118+deb13-amd64 lab_kver=6.12.118-1
+		lab_upgrade=6.19.14+deb13-amd64
+		lab_sources=("deb $lab_mirror trixie main"
+			"deb http://deb.debian.org/debian-security trixie-security main"
+			"deb $lab_mirror trixie-updates main"
+			"deb $lab_mirror trixie-backports main")
+		;;
 	*) return 1 ;;
 	esac
 	# systemd as init, what the kernel package needs, the administrator's
