@@ -107,7 +107,7 @@ install_steps() {
 	echo "/usr/src/vmamerge-$VERSION" >>"$tmp/manifest"
 
 	if ((need_dkms)); then
-		if dkms status -m vmamerge -v "$VERSION" 2>/dev/null | grep -q .; then
+		if [[ -n $(dkms status -m vmamerge -v "$VERSION" 2>/dev/null) ]]; then
 			say "vmamerge/$VERSION is registered with dkms already: removing it first (not undoable)"
 			dkms remove vmamerge/"$VERSION" --all >/dev/null
 		fi

@@ -32,15 +32,14 @@ check() { # DESC CMD...: ok if CMD succeeds
 	if "$@"; then ok "$d"; else nok "$d"; fi
 }
 show() { sed 's/^/  | /'; }
-# as USER CMD: a login shell of USER runs CMD (a string), output shown;
-# its exit status is returned
+# as USER CMD: a login shell of USER runs CMD (a string), its output
+# shown as it comes (and kept in $S/out); its exit status is returned
 as() {
 	local u=$1 rc
 	shift
 	echo "  \$ ($u) $*"
-	runuser -u "$u" -- bash -lc "$*" >"$S/out" 2>&1
-	rc=$?
-	show <"$S/out"
+	runuser -u "$u" -- bash -lc "$*" 2>&1 </dev/null | tee "$S/out" | show
+	rc=${PIPESTATUS[0]}
 	echo "  (exit $rc)"
 	return $rc
 }
