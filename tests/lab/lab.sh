@@ -16,7 +16,7 @@
 # of the cached image every run.
 #
 # Environment: VMAMERGE_CACHE, VMAMERGE_LAB_TIMEOUT (seconds per boot,
-# default 2400), VMAMERGE_LAB_PHASES (default "install use upgraded back").
+# default 3600), VMAMERGE_LAB_PHASES (default "install use upgraded back").
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,7 +26,7 @@ cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 source "$here/suites.sh"
 suite=${1:?usage: $0 SUITE}
 lab_suite "$suite" || { echo "lab: unknown suite $suite" >&2; exit 2; }
-timeout_s=${VMAMERGE_LAB_TIMEOUT:-2400}
+timeout_s=${VMAMERGE_LAB_TIMEOUT:-3600}
 phases=${VMAMERGE_LAB_PHASES:-install use upgraded back}
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$repo/dkms.conf")
 
@@ -64,7 +64,8 @@ mkfs.ext4 -q -L vmlab -d "$work/h" "$work/harness.img" "$(($(du -sm "$work/h" | 
 
 # boot PHASE RELEASE: boot the disk with the kernel RELEASE from its /boot
 boot() {
-	local phase=$1 rel=$2 con=$work/console-$1.log res=$work/results-$1.log t=$SECONDS rc line
+	local phase=$1 rel=$2 con=$work/console-$1.log res=$work/results-$1.log t=$SECONDS rc line \
+		wall user sys
 	: >"$res"
 	for f in "vmlinuz-$rel" "initrd.img-$rel"; do
 		debugfs -R "dump -p /boot/$f $work/$f" "$work/disk.img" >/dev/null 2>&1
@@ -75,16 +76,20 @@ boot() {
 	done
 	say "boot $phase ($rel), log $res"
 	set +e
-	timeout -k 10 "$timeout_s" qemu-system-x86_64 -nodefaults -no-user-config \
+	# (the CPU time says what the phase costs on an idle machine)
+	local TIMEFORMAT="%R %U %S"
+	{ time timeout -k 10 "$timeout_s" qemu-system-x86_64 -nodefaults -no-user-config \
 		-accel tcg -smp 1 -cpu max,la57=off -m 2G -display none -monitor none -no-reboot \
 		-serial "file:$con" -serial "file:$res" \
 		-kernel "$work/vmlinuz-$rel" -initrd "$work/initrd.img-$rel" \
 		-append "root=/dev/vda ro console=ttyS0,115200 quiet loglevel=4 panic=-1 vmlab.phase=$phase" \
 		-drive "file=$work/disk.img,format=raw,if=virtio" \
 		-drive "file=$work/harness.img,format=raw,if=virtio,readonly=on" \
-		>"$work/qemu-$phase.stderr" 2>&1
+		>"$work/qemu-$phase.stderr" 2>&1; } 2>"$work/time-$phase"
 	rc=$?
 	set -e
+	read -r wall user sys <"$work/time-$phase" || true
+	say "phase $phase: ${wall:-?} s wall, QEMU's CPU ${user:-?} s user + ${sys:-?} s sys"
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		case $line in
