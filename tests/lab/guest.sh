@@ -49,12 +49,13 @@ readme_cmds() { # SECTION-HEADING
 		"/home/admin/vmamerge-$VER"/README.md
 }
 # The file list of the system: the package database and the trees an
-# install touches.
+# install touches.  Not compared: dkms's signing key, which dkms makes at
+# its first build for every module it signs (README.md, "Uninstall").
 snapshot() { # OUT
 	{
 		dpkg-query -W -f='pkg ${Package}:${Architecture} ${Version} ${db:Status-Abbrev}\n'
 		find /etc /usr/local /usr/src /usr/include /lib/modules /var/lib/dkms /boot /var/lib/vmamerge \
-			-xdev -printf 'file %y %m %u:%g %p\n' 2>/dev/null
+			-xdev -path '/var/lib/dkms/mok.*' -prune -o -printf 'file %y %m %u:%g %p\n' 2>/dev/null
 	} | LC_ALL=C sort >"$1"
 }
 diff_snap() { # A B DESC
