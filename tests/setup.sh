@@ -338,6 +338,8 @@ command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing"
 
 # The lab test's Debian root and local package repository (cached by suite
 # and package set; tests/lab/mkroot.sh).
-[[ ${VMAMERGE_LAB:-1} == 0 ]] || timed "lab root bookworm" bash "$here/lab/mkroot.sh" bookworm >/dev/null
+# Not fatal here: the lab step of make check tries again and says why.
+[[ ${VMAMERGE_LAB:-1} == 0 ]] || timed "lab root bookworm" bash "$here/lab/mkroot.sh" bookworm >/dev/null ||
+	log "lab root bookworm: failed (the lab step reports it)"
 
 log "done in $(($(date +%s) - t_start))s (cache: $cache)"
