@@ -53,7 +53,10 @@ readme_cmds() { # SECTION-HEADING
 # its first build for every module it signs (README.md, "Uninstall").
 snapshot() { # OUT
 	{
-		dpkg-query -W -f='pkg ${Package}:${Architecture} ${Version} ${db:Status-Abbrev}\n'
+		# (installed packages only: a purged one may stay in the
+		# database as "pn")
+		dpkg-query -W -f='pkg ${db:Status-Abbrev} ${Package}:${Architecture} ${Version}\n' |
+			awk '$2 !~ /^.n/'
 		find /etc /usr/local /usr/src /usr/include /lib/modules /var/lib/dkms /boot /var/lib/vmamerge \
 			-xdev -path '/var/lib/dkms/mok.*' -prune -o -printf 'file %y %m %u:%g %p\n' 2>/dev/null
 	} | LC_ALL=C sort >"$1"
