@@ -7,9 +7,11 @@
 #   make KVER=<release>   module for another installed header tree
 #   make KDIR=<dir>       module against any prepared kernel tree
 #   sudo make install     dkms install for the running kernel, CLI, udev rule
+#                         (PREFIX=/usr/local, DESTDIR=; tools/install.sh)
 #   sudo make uninstall
 #   make check            the whole test suite (sets up everything it needs)
 #   make port KVER=<rel>  validate another Debian build (tools/port.sh)
+#   make lab              the end-to-end test on Debian 12 and 13 (tests/lab/)
 #   make demo             boot a guest and show what vmamerge does
 
 KVER ?= $(shell uname -r)
@@ -23,7 +25,7 @@ KLP_CONVERT := module/klp-convert/klp-convert
 SERIES = $(shell sed -n 's/^\#define UTS_RELEASE "\([0-9]*\.[0-9]*\).*/\1/p' \
 	   $(KDIR)/include/generated/utsrelease.h)
 
-.PHONY: all module cli klp-convert install uninstall check demo bench soak \
+.PHONY: all module cli klp-convert install uninstall check lab demo bench soak \
 	clean check-kdir port
 
 all: module cli
@@ -55,43 +57,13 @@ module: check-kdir $(KLP_CONVERT)
 cli:
 	$(MAKE) -C userspace
 
-install: cli
-	dkms remove vmamerge/$(VERSION_DKMS) --all >/dev/null 2>&1 || true
-	rm -rf /usr/src/vmamerge-$(VERSION_DKMS)
-	mkdir -p /usr/src/vmamerge-$(VERSION_DKMS)
-	cp -a Kbuild Makefile dkms.conf module /usr/src/vmamerge-$(VERSION_DKMS)/
-	$(MAKE) -C /usr/src/vmamerge-$(VERSION_DKMS) clean >/dev/null
-	dkms add vmamerge/$(VERSION_DKMS)
-	sed 's/@VERSION@/$(VERSION_DKMS)/' tools/kernel-postinst \
-		>$(DESTDIR)/etc/kernel/postinst.d/vmamerge
-	chmod 0755 $(DESTDIR)/etc/kernel/postinst.d/vmamerge
-	$(DESTDIR)/etc/kernel/postinst.d/vmamerge $(KVER)
-	install -D -m 0755 userspace/vmamerge $(DESTDIR)$(PREFIX)/bin/vmamerge
-	install -D -m 0644 module/uapi/vmamerge.h \
-		$(DESTDIR)$(PREFIX)/include/linux/vmamerge.h
-	install -D -m 0644 userspace/99-vmamerge.rules \
-		$(DESTDIR)/etc/udev/rules.d/99-vmamerge.rules
-	install -d $(DESTDIR)$(PREFIX)/share/man/man8
-	sed 's/@VERSION@/$(VERSION_DKMS)/' userspace/vmamerge.8 \
-		>$(DESTDIR)$(PREFIX)/share/man/man8/vmamerge.8
-	install -D -m 0644 userspace/vmamerge.bash-completion \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vmamerge
-	-udevadm control --reload-rules
-
-uninstall:
-	-test ! -d /sys/kernel/livepatch/vmamerge || \
-		echo 0 > /sys/kernel/livepatch/vmamerge/enabled
-	-for i in $$(seq 1 30); do \
-		test -d /sys/kernel/livepatch/vmamerge || break; sleep 1; done
-	-rmmod vmamerge 2>/dev/null
-	-dkms remove vmamerge/$(VERSION_DKMS) --all
-	rm -rf /usr/src/vmamerge-$(VERSION_DKMS)
-	rm -f $(DESTDIR)$(PREFIX)/bin/vmamerge \
-		$(DESTDIR)/etc/kernel/postinst.d/vmamerge \
-		$(DESTDIR)$(PREFIX)/include/linux/vmamerge.h \
-		$(DESTDIR)/etc/udev/rules.d/99-vmamerge.rules \
-		$(DESTDIR)$(PREFIX)/share/man/man8/vmamerge.8 \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vmamerge
+# tools/install.sh: dkms for the module, the CLI built in a temporary
+# directory (never as root in this checkout), a manifest of what was
+# written; a failed install undoes itself, uninstall says what it could not
+# undo.  DESTDIR=...: files only, no dkms (packaging).
+install uninstall:
+	VERSION=$(VERSION_DKMS) KVER=$(KVER) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) \
+		bash tools/install.sh $@
 
 check:
 	bash tests/check.sh
@@ -100,6 +72,12 @@ check:
 # (tools/port.sh; docs/testing.md, "Porting to a new build").
 port:
 	bash tools/port.sh $(KVER)
+
+# The end-to-end lab test on real Debian systems (tests/lab/; make check
+# runs bookworm).  LAB_SUITES="bookworm trixie" for both.
+LAB_SUITES ?= bookworm trixie
+lab:
+	@rc=0; for s in $(LAB_SUITES); do bash tests/lab/lab.sh $$s || rc=1; done; exit $$rc
 
 demo:
 	bash tests/demo.sh

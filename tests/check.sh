@@ -17,6 +17,7 @@
 #   VMAMERGE_DEBUG=0        leave out the debug kernels (a developer shortcut:
 #                           `make check` and CI run them)
 #   VMAMERGE_SMOKE=0        leave out the smoke-tier builds (the same)
+#   VMAMERGE_LAB=1          add the lab test (tests/lab/, Debian 12 end to end; off by default)
 #
 # Kernels: each full-tier build of module/builds.list ("stock") and its debug twin, built
 # from the same Debian linux-source by tests/debug-kernel/build.sh (KASAN,
@@ -453,6 +454,19 @@ run_guests() {
 	done
 }
 
+# The end-to-end lab test on a real Debian system (tests/lab/lab.sh): its
+# TAP lines count like the guests'.
+step_lab() { # SUITE
+	local line log=$logdir/lab-$1.log
+	bash "$repo/tests/lab/lab.sh" "$1" 2>&1 | tee "$log" | while IFS= read -r line; do
+		case $line in
+		"ok - "* | "not ok - "*) tap "$line" ;;
+		*) printf '  %s\n' "$line" ;;
+		esac
+	done
+	return "${PIPESTATUS[0]}"
+}
+
 prune_logs() {
 	local old
 	mapfile -t old < <(find "$logroot" -mindepth 1 -maxdepth 1 -type d -name '20*' | LC_ALL=C sort | head -n -10)
@@ -534,6 +548,7 @@ main() {
 	done
 	stage_selftests=1
 	run_guests
+	[[ ${VMAMERGE_LAB:-0} == 0 ]] || run_step "lab: Debian 12 end to end (install, boot, use, upgrade, remove)" step_lab bookworm
 	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
 	summary
 }

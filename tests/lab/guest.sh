@@ -1,0 +1,209 @@
+#!/bin/bash
+# tests/lab/guest.sh: the lab guest's side (a real Debian system, systemd,
+# no network).  /opt/vmlab/boot.sh runs it at every boot from the harness
+# disk (/srv/vmlab); the phase comes from the kernel command line
+# (vmlab.phase=...), the host chooses kernel and phase per boot:
+#   install   (validated kernel) apt-get the prerequisites, a failing
+#             `make install` must undo itself, then README's install
+#             commands as the administrator, README's boot-time config
+#   use       (validated kernel, rebooted) loaded at boot with the
+#             configured defaults, /dev/vmamerge, the CLI as user and root,
+#             a realloc loop; then the upgrade: a newer unvalidated kernel
+#   upgraded  (the new kernel) what dkms left, `vmamerge status`
+#   back      (validated kernel again) loaded at boot; the upgrade kernel
+#             purged; README's uninstall; file lists before/after
+# Output (stdout = ttyS1, the results channel): TAP lines "ok - ..." /
+# "not ok - ...", "# ..." notes, "  | " command output.  State between boots
+# lives in /var/lib/vmlab (outside the trees the file lists compare).
+set -u
+phase=$(sed -n 's/.*vmlab\.phase=\([a-z]*\).*/\1/p' /proc/cmdline)
+H=/srv/vmlab
+S=/var/lib/vmlab
+mkdir -p "$S"
+export LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC1091
+. "$H/lab.env" # VER REL NEW
+
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; }
+check() { # DESC CMD...: ok if CMD succeeds
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+show() { sed 's/^/  | /'; }
+# as USER CMD: a login shell of USER runs CMD (a string), its output
+# shown as it comes (and kept in $S/out); its exit status is returned
+as() {
+	local u=$1 rc
+	shift
+	echo "  \$ ($u) $*"
+	runuser -u "$u" -- bash -lc "$*" 2>&1 </dev/null | tee "$S/out" | show
+	rc=${PIPESTATUS[0]}
+	echo "  (exit $rc)"
+	return $rc
+}
+# README's commands: the indented lines of a section
+readme_cmds() { # SECTION-HEADING
+	awk -v h="$1" '/^## / { on = ($0 == h) } on && /^    [^ ]/ { sub(/^    /, ""); print }' \
+		"/home/admin/vmamerge-$VER"/README.md
+}
+# The file list of the system: the package database and the trees an
+# install touches.  Not compared: dkms's signing key, which dkms makes at
+# its first build for every module it signs (README.md, "Uninstall").
+snapshot() { # OUT
+	{
+		# (installed packages only: a purged one may stay in the
+		# database as "pn")
+		dpkg-query -W -f='pkg ${db:Status-Abbrev} ${Package}:${Architecture} ${Version}\n' |
+			awk '$2 !~ /^.n/'
+		find /etc /usr/local /usr/src /usr/include /lib/modules /var/lib/dkms /boot /var/lib/vmamerge \
+			-xdev -path '/var/lib/dkms/mok.*' -prune -o -printf 'file %y %m %u:%g %p\n' 2>/dev/null
+	} | LC_ALL=C sort >"$1"
+}
+diff_snap() { # A B DESC
+	if diff -U0 "$1" "$2" >"$S/diff"; then
+		ok "$3"
+	else
+		nok "$3"
+		grep -v '^@@' "$S/diff" | head -n 60 | show
+	fi
+}
+dmesg_clean() {
+	! dmesg | grep -qE 'BUG:|WARNING:|Oops|general protection|Call Trace'
+}
+
+echo "# lab phase $phase: $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
+case $phase in
+install)
+	check "booted the validated kernel $REL" test "$(uname -r)" = "$REL"
+	check "systemd is PID 1" test "$(cat /proc/1/comm)" = systemd
+	as admin "tar -xzf $H/vmamerge-$VER.tar.gz -C ~ && ls ~/vmamerge-$VER | head -n 3"
+	check "release tarball unpacked, no git inside" test ! -e "/home/admin/vmamerge-$VER"/.git
+	mapfile -t inst < <(readme_cmds "## Install")
+	echo "# README install: ${inst[0]}"
+	prereq=${inst[0]%% && *} main=${inst[0]#* && }
+	as root "apt-get update -q" >/dev/null
+	check "prerequisites (README): $prereq" as admin "cd ~/vmamerge-$VER && yes | $prereq"
+	snapshot "$S/before"
+	# A failing dkms: make install must leave nothing behind.
+	mkdir -p /tmp/fakedkms
+	printf '#!/bin/sh\n[ "$1" = install ] && { echo "fake dkms: install fails"; exit 10; }\nexec /usr/sbin/dkms "$@"\n' \
+		>/tmp/fakedkms/dkms
+	chmod 755 /tmp/fakedkms/dkms
+	if as admin "cd ~/vmamerge-$VER && sudo env PATH=/tmp/fakedkms:/usr/sbin:/usr/bin:/sbin:/bin make install"; then
+		nok "make install with a failing dkms fails"
+	else
+		ok "make install with a failing dkms fails"
+	fi
+	snapshot "$S/after-failed"
+	diff_snap "$S/before" "$S/after-failed" "a failed make install leaves the file list as it was"
+	check "install (README): $main" as admin "cd ~/vmamerge-$VER && $main"
+	check "nothing of the checkout is owned by root" \
+		test -z "$(find "/home/admin/vmamerge-$VER" -user root | head -n 3)"
+	for c in "${inst[@]:1}"; do
+		case $c in
+		*modprobe.d* | *modules-load.d*) check "boot-time config (README): $c" as admin "$c" ;;
+		esac
+	done
+	as root "dkms status; modinfo -F version vmamerge; cat /etc/modprobe.d/vmamerge.conf /etc/modules-load.d/vmamerge.conf"
+	check "dkms: vmamerge/$VER installed for $REL" \
+		bash -c "dkms status vmamerge/$VER -k $REL | grep -q installed"
+	;;
+use)
+	check "booted the validated kernel $REL again" test "$(uname -r)" = "$REL"
+	check "module loaded at boot" test -d /sys/module/vmamerge
+	check "systemd-modules-load succeeded" systemctl is-active -q systemd-modules-load
+	as root "cat /sys/module/vmamerge/parameters/mode /sys/module/vmamerge/parameters/features /sys/kernel/debug/vmamerge/mode /sys/kernel/debug/vmamerge/features; vmamerge status"
+	check "configured default mode=always (debugfs)" grep -q '\[always\]' /sys/kernel/debug/vmamerge/mode
+	check "configured default features=renumber (debugfs)" \
+		test "$(cat /sys/kernel/debug/vmamerge/features)" = "[renumber] transplant"
+	check "module version $VER (sysfs)" test "$(cat /sys/module/vmamerge/version)" = "$VER"
+	as root "ls -l /dev/vmamerge"
+	check "/dev/vmamerge: crw-rw-rw- root root" test "$(stat -c '%A %U %G' /dev/vmamerge)" = "crw-rw-rw- root root"
+	# As the unprivileged user.
+	out=$(runuser -u user -- vmamerge run -- /bin/sh -c 'printf "%s|" "$@"; exit 7' sh a 'b c' '' d)
+	rc=$?
+	echo "  | $out (exit $rc)"
+	check "user: vmamerge run -- sh -c ... prints a|b c||d| and exits 7" test "$out|$rc" = "a|b c||d||7"
+	out=$(runuser -u user -- vmamerge run --no-exec -- /bin/sh -c 'printf "%s|" "$@"; exit 7' sh a 'b c' '' d)
+	rc=$?
+	echo "  | $out (exit $rc)"
+	check "user: vmamerge run --no-exec -- ... the same" test "$out|$rc" = "a|b c||d||7"
+	as user "vmamerge stats --json" >/dev/null
+	check "user: vmamerge stats --json parses" \
+		bash -c "runuser -u user -- vmamerge stats --json | perl -MJSON::PP -e 'decode_json(join q(), <STDIN>)'"
+	check "user: vmamerge enable -p on its own process" \
+		as user 'sleep 30 & p=$!; vmamerge enable -p $p; r=$?; vmamerge stats -p $p --json; kill $p; exit $r'
+	sleep 60 &
+	rootpid=$!
+	if as user "vmamerge enable -p $rootpid"; then
+		nok "user: vmamerge enable -p on root's process is refused"
+	else
+		ok "user: vmamerge enable -p on root's process is refused"
+	fi
+	kill $rootpid
+	# As root: mode and features through debugfs and the CLI.
+	echo never >/sys/kernel/debug/vmamerge/mode
+	check "root: debugfs mode never" grep -q '\[never\]' /sys/kernel/debug/vmamerge/mode
+	echo all >/sys/kernel/debug/vmamerge/features
+	check "root: debugfs features all" \
+		test "$(cat /sys/kernel/debug/vmamerge/features)" = "[renumber] [transplant]"
+	check "root: vmamerge mode optin" as root "vmamerge mode optin && vmamerge mode"
+	check "root: ... reads back [optin] (debugfs)" grep -q '\[optin\]' /sys/kernel/debug/vmamerge/mode
+	check "root: vmamerge features -transplant" as root "vmamerge features -transplant && vmamerge features"
+	check "root: ... reads back through debugfs" \
+		test "$(cat /sys/kernel/debug/vmamerge/features)" = "[renumber] transplant"
+	as root "vmamerge features all" >/dev/null
+	# A real program that fragments: not opted in, then opted in.
+	as user "cp $H/realloc-loop.c ~ && gcc -O2 -o ~/realloc-loop ~/realloc-loop.c"
+	as user "\$HOME/realloc-loop" >/dev/null
+	off=$(sed -n 's/^vmas //p' "$S/out")
+	as user "vmamerge run -- ~/realloc-loop"
+	on=$(sed -n 's/^vmas //p' "$S/out")
+	merges=$(grep '^{' "$S/out" | perl -MJSON::PP -ne '$c = decode_json($_)->{counters}; print $c->{merge_renumber} + $c->{merge_both}')
+	echo "# realloc-loop: $off VMAs not opted in, $on opted in; renumber merges: ${merges:-none}"
+	check "realloc loop opted in: merges in its counters (${merges:-none})" test "${merges:-0}" -gt 0
+	check "realloc loop: fewer VMAs opted in ($on < $off)" test "${on:-999}" -lt "${off:-0}"
+	check "no kernel warnings" dmesg_clean
+	# The upgrade: a newer kernel that is not a validated build.
+	echo "# upgrade: apt-get install linux-image-$NEW linux-headers-$NEW"
+	check "apt-get install of the unvalidated kernel $NEW exits 0" \
+		as admin "sudo apt-get install -y linux-image-$NEW linux-headers-$NEW"
+	as root "dkms status; ls -l /lib/modules/$NEW/updates/dkms/ 2>&1; ls /boot"
+	;;
+upgraded)
+	check "booted the unvalidated kernel $NEW" test "$(uname -r)" = "$NEW"
+	as root "systemctl status --no-pager systemd-modules-load | tail -n 8; dkms status"
+	if ko=$(modinfo -n vmamerge 2>/dev/null); then
+		echo "# dkms left $ko for $NEW"
+		check "the module dkms left for $NEW loads" as root "modprobe vmamerge"
+	else
+		ok "dkms left no module for $NEW"
+	fi
+	as root "vmamerge status"
+	as admin "vmamerge status" >/dev/null
+	check "vmamerge status names the running build $NEW" grep -q "$NEW" "$S/out"
+	check "vmamerge status says it is not validated" grep -qi "not validated" "$S/out"
+	check "no kernel warnings" dmesg_clean
+	;;
+back)
+	check "booted back into the validated kernel $REL" test "$(uname -r)" = "$REL"
+	check "module loaded at boot" test -d /sys/module/vmamerge
+	check "purge the upgrade kernel" \
+		as admin "sudo apt-get purge -y --autoremove linux-image-$NEW linux-headers-$NEW"
+	mapfile -t un < <(readme_cmds "## Uninstall")
+	echo "# README uninstall: ${un[*]}"
+	check "uninstall (README): ${un[0]}" as admin "cd ~/vmamerge-$VER && ${un[0]}"
+	check "module unloaded" test ! -d /sys/module/vmamerge
+	check "no /dev/vmamerge" test ! -e /dev/vmamerge
+	check "no CLI" test -z "$(command -v vmamerge)"
+	check "no dkms tree" test ! -e /var/lib/dkms/vmamerge
+	check "no udev rule" test ! -e /etc/udev/rules.d/99-vmamerge.rules
+	snapshot "$S/after"
+	diff_snap "$S/before" "$S/after" "file list after removal equals the one before the install"
+	echo "# file-list lines compared: $(wc -l <"$S/before")"
+	;;
+*) nok "unknown phase '$phase'" ;;
+esac
+echo "LAB-PHASE-END $phase"

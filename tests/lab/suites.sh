@@ -1,0 +1,47 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables are for the scripts that source this
+# The lab guests (sourced by tests/lab/*.sh).  lab_suite SUITE sets:
+#   lab_rel, lab_kver   the stock kernel the guest boots (a validated build;
+#                       its .deb is in $VMAMERGE_CACHE/debs from tests/setup.sh)
+#   lab_upgrade         the newer, unvalidated kernel of the upgrade step
+#                       (a real package of the suite's archive)
+#   lab_pkgs            debootstrap --include (minbase + these)
+#   lab_repo_pkgs       further apt requests the local repository must serve
+#                       (one request a word list; dkms and the headers of
+#                       lab_rel always)
+#   lab_sources         the root's sources.list while it is built
+lab_mirror=http://deb.debian.org/debian
+lab_suite() {
+	case $1 in
+	bookworm)
+		lab_rel=6.1.0-56-amd64 lab_kver=6.1.192-2
+		# bookworm-backports' kernel: series 6.12, so the module builds,
+		# but not a validated build.
+		lab_upgrade=6.12.95+deb12-amd64
+		lab_sources=("deb $lab_mirror bookworm main"
+			"deb http://deb.debian.org/debian-security bookworm-security main"
+			"deb $lab_mirror bookworm-updates main"
+			"deb $lab_mirror bookworm-backports main")
+		;;
+	trixie)
+		# Not run yet (docs/testing.md): 6.12.118+deb13-amd64 is a
+		# validated build only with issue 11's list of builds; the
+		# upgrade is trixie-backports' 6.19 (a series the module does
+		# not support: Kbuild refuses it).
+		lab_rel=6.12.118+deb13-amd64 lab_kver=6.12.118-1
+		lab_upgrade=6.19.14+deb13-amd64
+		lab_sources=("deb $lab_mirror trixie main"
+			"deb http://deb.debian.org/debian-security trixie-security main"
+			"deb $lab_mirror trixie-updates main"
+			"deb $lab_mirror trixie-backports main")
+		;;
+	*) return 1 ;;
+	esac
+	# systemd as init, what the kernel package needs, the administrator's
+	# tools; a compiler and make (a lab machine that builds modules has
+	# them; dkms would pull them in anyway, this keeps the guest's part short).
+	lab_pkgs=(systemd-sysv udev kmod initramfs-tools linux-base sudo procps
+		gcc make libc6-dev xz-utils zstd)
+	lab_repo_pkgs=("linux-image-$lab_upgrade linux-headers-$lab_upgrade")
+	return 0
+}
