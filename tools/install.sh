@@ -92,7 +92,8 @@ install_steps() {
 	say "building the CLI (in $tmp)"
 	mkdir -p "$tmp/src/module"
 	cp -a "$top/userspace" "$top/dkms.conf" "$tmp/src/"
-	cp -a "$top/module/uapi" "$tmp/src/module/"
+	cp -a "$top/module/uapi" "$top/module/builds.h" "$top/module/builds.list" \
+		"$top/module/builds.awk" "$tmp/src/module/"
 	make -s -C "$tmp/src/userspace" clean >/dev/null
 	out=$(make -s -C "$tmp/src/userspace" vmamerge 2>&1) || { printf '%s\n' "$out"; return 1; }
 
