@@ -183,12 +183,12 @@ kallsyms_map() { # RELEASE
 # path; tools/build-root.sh makes it), or nothing for the host
 build_root_of() {
 	local cc
-	# "gcc-12 (Debian 12.2.0-14) 12.2.0", "x86_64-linux-gnu-gcc-14 (...) 14.2.0"
-	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$(kdir_of "$1")/.config")
-	cc=${cc##*-linux-gnu-}
+	# "gcc-12 (Debian 12.2.0-14) 12.2.0", "x86_64-linux-gnu-gcc-14 (...) 14.2.0",
+	# and the debug twins, built here by the host's gcc: "gcc (Debian 12.2.0-14+deb12u1) 12.2.0"
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\(.*\)"/\1/p' "$(kdir_of "$1")/.config")
 	case $cc in
-	gcc-12) ;;
-	gcc-14) bash "$vmamerge_tests/../tools/build-root.sh" trixie ;;
+	*gcc*" 12."*) ;;
+	*gcc*" 14."*) bash "$vmamerge_tests/../tools/build-root.sh" trixie ;;
 	*) echo "build_root_of $1: no toolchain recipe for '${cc:-?}'" >&2; return 1 ;;
 	esac
 }
