@@ -27,18 +27,21 @@ set -eu
 
 array=vmamerge_glue_funcs
 
+# hex(s): the value of the hexadecimal string s (mawk has no strtonum)
+awk_hex='function hex(s,  v, i, c) {
+	sub(/^0x/, "", s); v = 0
+	for (i = 1; i <= length(s); i++) {
+		c = index("0123456789abcdef", substr(tolower(s), i, 1))
+		v = v * 16 + c - 1
+	}
+	return v
+}'
+
 # replacement_functions OBJ: "NAME START END" (hex, section offsets) of every
 # function whose address the array ARRAY holds.
 replacement_functions() {
 	readelf -sW "$1" | awk -v arr="$array" '
-		function hex(s,  v, i, c) {
-			sub(/^0x/, "", s); v = 0
-			for (i = 1; i <= length(s); i++) {
-				c = index("0123456789abcdef", substr(tolower(s), i, 1))
-				v = v * 16 + c - 1
-			}
-			return v
-		}
+		'"$awk_hex"'
 		$8 == arr { ndx = $7; lo = hex($2); hi = lo + $3 }
 		$4 == "FUNC" { f[++n] = $8; fs[n] = $7; fv[n] = $2; fz[n] = $3 }
 		END {
@@ -51,14 +54,7 @@ replacement_functions() {
 		>"$tmp/sections"
 	readelf -rW "$1" >"$tmp/relocs"
 	awk -v syms="$tmp/syms" -v secs="$tmp/sections" '
-		function hex(s,  v, i, c) {
-			sub(/^0x/, "", s); v = 0
-			for (i = 1; i <= length(s); i++) {
-				c = index("0123456789abcdef", substr(tolower(s), i, 1))
-				v = v * 16 + c - 1
-			}
-			return v
-		}
+		'"$awk_hex"'
 		BEGIN {
 			while ((getline l < secs) > 0) {
 				split(l, a, " "); secname[a[1]] = a[2]
@@ -100,14 +96,7 @@ replacement_functions() {
 check_function() {
 	objdump -dr --no-show-raw-insn --disassemble="$2" "$1" |
 	awk -v name="$2" -v lo="$((0x$3))" -v hi="$((0x$4))" '
-		function hex(s,  v, i, c) {
-			sub(/^0x/, "", s); v = 0
-			for (i = 1; i <= length(s); i++) {
-				c = index("0123456789abcdef", substr(tolower(s), i, 1))
-				v = v * 16 + c - 1
-			}
-			return v
-		}
+		'"$awk_hex"'
 		function flush() {
 			if (pend == "")
 				return
