@@ -82,12 +82,6 @@
 #include <sys/wait.h>
 #include <linux/userfaultfd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT		21
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE		25
-#endif
 #ifndef MPOL_MF_MOVE
 #define MPOL_MF_MOVE		(1 << 1)
 #endif

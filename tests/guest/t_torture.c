@@ -60,15 +60,6 @@
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP	4
 #endif
-#ifndef MADV_COLD
-#define MADV_COLD		20
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT		21
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE		25
-#endif
 
 enum {
 	OP_WRITE, OP_MMAP, OP_MMAP_NR, OP_MUNMAP, OP_MOVE, OP_GROW, OP_SHRINK,

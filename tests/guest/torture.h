@@ -20,6 +20,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* madvise advice newer than the guest's libc headers may know */
+#ifndef MADV_COLD
+#define MADV_COLD		20
+#endif
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
+
 #define TPG		4096UL
 #define THP_PAGES	512UL		/* pages per 2 MiB */
 #define TWIN_HINT	0x310000000000UL	/* 2 MiB aligned */
