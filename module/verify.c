@@ -90,6 +90,24 @@ void vmamerge_violation(struct vmamerge_vctx *c, u32 kind, unsigned long addr,
 /* ---- pages ---- */
 
 /*
+ * The first index violation of a call, unless injected by
+ * test_verify_skew, goes to the kernel log with the folio's state (how
+ * it was found, dump_page()), which the 128 bytes of the report cannot
+ * carry: an index that disagrees with its VMA means rmap cannot find the
+ * page, and the state tells which path left it so.
+ */
+static void vmamerge_index_report(struct vmamerge_vctx *c, unsigned long addr,
+				  struct folio *folio, bool swapcache)
+{
+	if (c->skew || c->v->nr_violations)
+		return;
+	pr_warn("vmamerge: verify: index of the %s folio at %#lx (vma %#lx-%#lx pgoff %#lx) disagrees\n",
+		swapcache ? "swap-cache" : "mapped", addr, c->vma->vm_start,
+		c->vma->vm_end, c->vma->vm_pgoff);
+	dump_page(&folio->page, "vmamerge verify: index");
+}
+
+/*
  * vmamerge_check_folio - check page @idx of @folio, met at @addr; @nr is
  * how many pages the check stands for (a PMD-mapped THP: all of them).
  *
@@ -144,10 +162,12 @@ static void vmamerge_check_folio(struct vmamerge_vctx *c, unsigned long addr,
 
 	index = READ_ONCE(folio->index) + idx;
 	linear = linear_page_index(vma, addr) + c->skew;
-	if (index != linear)
+	if (index != linear) {
+		vmamerge_index_report(c, addr, folio, swapcache);
 		vmamerge_violation(c, VMAMERGE_VIOL_INDEX, addr, linear, index,
 				   "index %#lx != linear %#lx at %#lx",
 				   index, linear, addr);
+	}
 }
 
 /*

@@ -622,6 +622,60 @@ static void set_bound(unsigned long w, int kind)
 	bseen[w] = 0;
 }
 
+static pid_t fork_pid;			/* the fork child, op_fork() */
+static unsigned long fork_step;
+
+/* The last steps, for the diagnosis of a verifier failure. */
+#define HIST 48
+static char hist[HIST][sizeof(T.desc)];
+
+/* /proc/self/pagemap's entry for @addr, 0 if unreadable */
+static uint64_t pagemap_of(unsigned long addr)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd >= 0) {
+		if (pread(fd, &e, sizeof(e), (addr / TPG) * sizeof(e)) != sizeof(e))
+			e = 0;
+		close(fd);
+	}
+	return e;
+}
+
+/*
+ * What the verifier saw, for an index violation: both addresses involved
+ * (the page's and the one its index names, in the VMA's numbering), as
+ * pagemap entries (bit 63 present, 62 swapped, 61 file/shared-anon, 56
+ * exclusively mapped; swap type/offset or PFN below), the fork child,
+ * KSM, and the last steps.
+ */
+static void verify_diag(void)
+{
+	unsigned long a, b, k;
+	struct vmamerge_verify v;
+	char buf[64];
+	int fd = vm_open(O_RDONLY);
+
+	if (fd < 0 || vm_verify(fd, VMAMERGE_TARGET_SELF, 0, &v) ||
+	    !v.nr_violations) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	a = v.addr;
+	b = v.vma_start + (v.found - v.vma_pgoff) * TPG;
+	diag("diag: %s at %#lx: pagemap %#llx; index names %#lx: pagemap %#llx",
+	     vm_violation_name(v.kind), a, (unsigned long long)pagemap_of(a), b,
+	     (unsigned long long)pagemap_of(b));
+	if (read_file("/proc/self/ksm_merging_pages", buf, sizeof(buf)) > 0)
+		diag("diag: ksm_merging_pages %s", buf);
+	diag("diag: fork child %d (forked at step %lu)", (int)fork_pid, fork_step);
+	for (k = T.step > HIST ? T.step - HIST + 1 : 1; k <= T.step; k++)
+		diag("diag: step %lu: %s", k, hist[k % HIST]);
+}
+
 static int verify(const char *ctx)
 {
 	char buf[300];
@@ -631,6 +685,8 @@ static int verify(const char *ctx)
 		 (unsigned long long)T.seed, T.step, T.desc, ctx);
 	pthread_mutex_lock(&out_lock);
 	r = vm_verify_self_ok(buf);
+	if (!r)
+		verify_diag();
 	pthread_mutex_unlock(&out_lock);
 	if (!r)
 		T.failed++;
@@ -940,9 +996,7 @@ static void op_migrate(void)
 
 static unsigned int child_gen[NPL];
 static unsigned long child_addr[NPL];
-static pid_t fork_pid;
 static int fork_wfd = -1;
-static unsigned long fork_step;
 
 static int child_check(const char *when)
 {
@@ -1154,7 +1208,14 @@ static void op_uffd(void)
 	char *dst = uarea + slot * TPG;
 	long w;
 
-	if (uffd < 0 || pinned[p]) {
+	/*
+	 * Not while the pipe holds pages: a page of a PTE-mapped large folio
+	 * of which the pipe holds another page makes 6.12's UFFDIO_MOVE loop
+	 * for ever (move_pages_pte() retries split_folio(), which fails with
+	 * EAGAIN on the pipe's reference, and only a fatal signal ends the
+	 * loop) - a stock livelock, docs/testing.md.
+	 */
+	if (uffd < 0 || pin_n) {
 		nr_fail[OP_UFFD]++;
 		return;
 	}
@@ -1379,6 +1440,7 @@ int main(int argc, char **argv)
 		case OP_PIN: op_pin(); break;
 		case OP_UFFD: op_uffd(); break;
 		}
+		memcpy(hist[T.step % HIST], T.desc, sizeof(T.desc));
 		if (fork_pid && T.step - fork_step >= 4)
 			fork_release();
 		if (T.step == break_step)	/* -B: a corruption nobody made */
