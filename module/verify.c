@@ -152,6 +152,19 @@ static void vmamerge_check_folio(struct vmamerge_vctx *c, unsigned long addr,
 	/* KSM: mapping is a stable node, index belongs to KSM: count only */
 	if ((mapping & PAGE_MAPPING_FLAGS) == PAGE_MAPPING_KSM)
 		return;
+	/*
+	 * A small swap-cache folio met through a swap PTE need not fit this
+	 * VMA: swap-in maps it here only if its anon_vma root and index match
+	 * the VMA and address, and maps a copy otherwise
+	 * (ksm_might_need_to_copy(), called by do_swap_page() and unuse_pte()
+	 * on both builds).  The stock kernel relies on that: a KSM page that
+	 * two addresses mapped loses its KSM state when it is swapped out,
+	 * and the first address to fault it back in gives the new folio its
+	 * own index, which the other address's swap PTE still reaches.  A
+	 * large one is mapped without that check on 6.12: it must fit.
+	 */
+	if (swapcache && !folio_test_large(folio))
+		return;
 
 	av = (struct anon_vma *)(mapping - PAGE_MAPPING_ANON);
 	root = READ_ONCE(av->root);

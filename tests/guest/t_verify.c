@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -569,6 +570,153 @@ static void test_ksm(void)
 	island_free(p, n);
 }
 
+/* ---- a KSM page swapped out, half swapped back in ---- */
+
+#define CG	"/sys/fs/cgroup"
+#define CG_T	CG "/t_verify_ksm"
+
+/* Write @s to @path; 0 or -errno. */
+static int put(const char *path, const char *s)
+{
+	int f = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (f < 0)
+		return -errno;
+	if (write(f, s, strlen(s)) < 0)
+		r = -errno;
+	close(f);
+	return r;
+}
+
+/*
+ * Move into a memory cgroup of our own (cgroup2 mounted if needed), so
+ * that memory.reclaim can swap out our KSM page: MADV_PAGEOUT skips pages
+ * that two PTEs map.  Returns 0, or a reason to skip.
+ */
+static const char *cg_enter(void)
+{
+	char pid[32];
+
+	if (access(CG "/cgroup.controllers", F_OK) &&
+	    mount("none", CG, "cgroup2", 0, NULL))
+		return "cannot mount cgroup2";
+	if (put(CG "/cgroup.subtree_control", "+memory"))
+		return "no memory controller";
+	if (mkdir(CG_T, 0755) && errno != EEXIST)
+		return "cannot create a cgroup";
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (put(CG_T "/cgroup.procs", pid) || access(CG_T "/memory.reclaim", W_OK))
+		return "no memory.reclaim";
+	return NULL;
+}
+
+static void cg_leave(void)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	put(CG "/cgroup.procs", pid);
+	rmdir(CG_T);
+}
+
+/* /proc/self/pagemap's entry for @p */
+static unsigned long long pagemap(const void *p)
+{
+	unsigned long long e = 0;
+	int f = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (f >= 0) {
+		if (pread(f, &e, sizeof(e), (unsigned long)p / PG * sizeof(e)) !=
+		    (ssize_t)sizeof(e))
+			e = 0;
+		close(f);
+	}
+	return e;
+}
+
+#define PM_SWAP		(1ULL << 62)
+#define PM_SWAP_ENTRY	((1ULL << 55) - 1)	/* type and offset */
+
+/*
+ * The stock kernel's own nonlinear state: a KSM page mapped at two
+ * addresses is swapped out (both PTEs name one slot, the folio loses its
+ * KSM state with its last copy); reading the first address back creates
+ * an ordinary folio indexed for that address, which stays in the swap
+ * cache because the second PTE still names the slot.  That PTE reaches a
+ * folio whose index does not fit it - legitimately: swap-in there maps a
+ * copy (ksm_might_need_to_copy()).  The verifier must accept it.
+ */
+static void test_ksm_swapped(void)
+{
+	long run = read_long(KSM "run"), scan = read_long(KSM "pages_to_scan");
+	long sleep_ms = read_long(KSM "sleep_millisecs"), merged;
+	unsigned long long e0 = 0, e1 = 0;
+	struct vmamerge_verify v;
+	const size_t n = 2;
+	const char *why;
+	volatile char c;
+	char *p = NULL;
+	int i;
+
+	if (run < 0) {
+		skip("no " KSM, "KSM page swapped out");
+		return;
+	}
+	why = cg_enter();
+	if (why) {
+		skip(why, "KSM page swapped out");
+		cg_leave();
+		return;
+	}
+	p = island(n);
+	memset(p, 0x3c, n * PG);
+	if (madvise(p, n * PG, MADV_MERGEABLE)) {
+		skip(strerror(errno), "KSM page swapped out: MADV_MERGEABLE");
+		goto out;
+	}
+	write_long(KSM "pages_to_scan", 1000);
+	write_long(KSM "sleep_millisecs", 10);
+	write_long(KSM "run", 1);
+	merged = ksm_wait(n - 1, 20000);
+	if (merged < (long)n - 1) {
+		skip("ksmd did not merge both pages within 20 s",
+		     "KSM page swapped out (%ld)", merged);
+		goto out;
+	}
+	write_long(KSM "run", 0);	/* stop ksmd; the merged page stays */
+	for (i = 0; i < 10; i++) {
+		put(CG_T "/memory.reclaim", "16M");
+		e0 = pagemap(p);
+		e1 = pagemap(p + PG);
+		if ((e0 & PM_SWAP) && (e1 & PM_SWAP))
+			break;
+	}
+	if (!(e0 & PM_SWAP) || !(e1 & PM_SWAP) ||
+	    (e0 & PM_SWAP_ENTRY) != (e1 & PM_SWAP_ENTRY)) {
+		skip("memory.reclaim did not swap the KSM page out",
+		     "KSM page swapped out (pagemap %#llx %#llx)", e0, e1);
+		goto out;
+	}
+	ok(1, "KSM page swapped out: both PTEs name one swap slot");
+	c = p[0];			/* the first address reads it back */
+	(void)c;
+	e1 = pagemap(p + PG);
+	ok((e1 & PM_SWAP) != 0,
+	   "KSM page swapped out: the second PTE still names the slot");
+	check(verify_self(&v), &v, NULL, -1, -1,
+	      "KSM page swapped out, read back at the first address: no violation (the second address's swap-in copies)");
+	ok(p[PG] == 0x3c && p[2 * PG - 1] == 0x3c && p[0] == 0x3c,
+	   "KSM page swapped out: both addresses read back intact");
+	check(verify_self(&v), &v, NULL, -1, -1,
+	      "KSM page swapped out, both read back: clean");
+out:
+	write_long(KSM "run", run == 1 ? 1 : 0);
+	write_long(KSM "pages_to_scan", scan);
+	write_long(KSM "sleep_millisecs", sleep_ms);
+	island_free(p, n);
+	cg_leave();
+}
+
 /* ---- private file mapping ---- */
 
 static void test_private_file(void)
@@ -956,6 +1104,7 @@ int main(int argc, char **argv)
 	test_pageout();
 	test_thp();
 	test_ksm();
+	test_ksm_swapped();
 	test_private_file();
 	test_skew();
 	test_churn();
