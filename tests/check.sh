@@ -358,11 +358,11 @@ debug_guest_knobs+=" VMAMERGE_TORTURE_SEEDS=1,2 VMAMERGE_TORTURE_NOPS=1500 VMAME
 # background next to another guest (run_guests), so everything it prints
 # is prefixed with the release.
 guest_boot() {
-	local rel=$1 kind=$2 stage initrd log rc t0
+	local rel=$1 kind=$2 tag=${3:-} stage initrd log rc t0 ncpus=1
 	t0=$(now)
 	stage=$cache/stage/$rel
-	initrd=$cache/initrd/$rel.cpio.gz
-	log=$logdir/guest-$rel.log
+	initrd=$cache/initrd/$rel$tag.cpio.gz
+	log=$logdir/guest-$rel$tag.log
 	: >"$log.results"
 	if [[ ! -f $(build_dir "$rel")/vmamerge.ko ]]; then
 		echo "no vmamerge.ko for $rel (its build failed): not booting" >"$log.why"
@@ -383,12 +383,17 @@ guest_boot() {
 		gmods=""
 		append="$debug_guest_knobs $append"
 	fi
+	if [[ $tag == -smp ]]; then
+		ncpus=2
+		append="$smp_guest_knobs $append"
+	fi
 	VMAMERGE_GUEST_MODULES=$gmods bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$initrd" "$stage"
 	echo "[$rel] booting (timeout ${VMAMERGE_GUEST_TIMEOUT:-1800}s), log: $log"
 	set +e
-	VMAMERGE_GUEST_APPEND=$append VMAMERGE_STREAM_PREFIX="  [$rel] " \
+	VMAMERGE_GUEST_APPEND=$append VMAMERGE_STREAM_PREFIX="  [$rel$tag] " \
+		VMAMERGE_GUEST_CPUS=$ncpus \
 		bash "$repo/tests/qemu/run-guest.sh" "$rel" "$initrd" "$log" \
-		"${VMAMERGE_GUEST_TIMEOUT:-1800}" 2>&1 | sed -u "/^  \[/!s/^/  [$rel] /"
+		"${VMAMERGE_GUEST_TIMEOUT:-1800}" 2>&1 | sed -u "/^  \[/!s/^/  [$rel$tag] /"
 	rc=${PIPESTATUS[0]}
 	set -e
 	echo "$rc" >"$log.rc"
@@ -398,8 +403,9 @@ guest_boot() {
 # guest_collect RELEASE: the TAP lines of a finished guest, prefixed with
 # the release; fails if the guest did.
 guest_collect() {
-	local rel=$1 log res rc line n=0 desc
-	log=$logdir/guest-$rel.log
+	local rel=$1 tag=${2:-} log res rc line n=0 desc
+	log=$logdir/guest-$rel$tag.log
+	[[ $tag != -smp ]] || rel="$rel (2 vCPUs)"
 	res=$log.results
 	[[ -f $log.why ]] && cat "$log.why"
 	rc=$(cat "$log.rc" 2>/dev/null || echo 1)
@@ -451,6 +457,30 @@ run_guests() {
 		rel=${releases[$i]}
 		run_step "$rel: guest boot, tests, no splat ($(cat "$logdir/guest-$rel.log.seconds" 2>/dev/null || echo ?) s)" \
 			guest_collect "$rel"
+	done
+}
+
+# run_smp_guests: the full-tier production builds once more, each with two
+# vCPUs on multi-threaded TCG (QEMU 10, tests/qemu/install-qemu.sh), the
+# SMP set of tests/guest/run.sh: the concurrency torture, a fork held in
+# the hook across an unload, load/unload cycles.  One at a time: each
+# keeps two host cores busy.
+smp_guest_knobs="VMAMERGE_SUITE=smp VMAMERGE_MTORTURE_S=12 VMAMERGE_CYCLES=3"
+run_smp_guests() {
+	local i rel t0 smp=()
+	for i in "${!releases[@]}"; do
+		[[ ${kinds[$i]} == stock ]] && smp+=("${releases[$i]}")
+	done
+	((${#smp[@]})) || return 0
+	t0=$(now)
+	echo "=== SMP guests (2 vCPUs each, one at a time): ${smp[*]}"
+	for rel in "${smp[@]}"; do
+		guest_boot "$rel" stock -smp
+	done
+	timings+=("$(printf '%8ss  %s' "$(since "$t0")" "SMP guests (wall)")")
+	for rel in "${smp[@]}"; do
+		run_step "$rel: SMP guest, 2 vCPUs, tests, no splat ($(cat "$logdir/guest-$rel-smp.log.seconds" 2>/dev/null || echo ?) s)" \
+			guest_collect "$rel" -smp
 	done
 }
 
@@ -548,6 +578,7 @@ main() {
 	done
 	stage_selftests=1
 	run_guests
+	[[ ${VMAMERGE_SMP:-1} == 0 ]] || run_smp_guests
 	[[ ${VMAMERGE_LAB:-0} == 0 ]] || run_step "lab: Debian 12 end to end (install, boot, use, upgrade, remove)" step_lab bookworm
 	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
 	summary
