@@ -21,15 +21,32 @@
 # it; "unlocated ..." for a symbol without a plain definition (generated
 # by a macro, e.g. INTERVAL_TREE_DEFINE()); last line "mirror-diff: N
 # identical, N different, N missing, N not located".
-# Exit 0 only when everything is identical.
+# An item that differs but whose normalised text in NEW-SRC is an accepted
+# variant (module/variants.list: "func NAME VARIANT SHA256") counts as
+# "variant KIND NAME FILE VARIANT": the build then needs that variant of
+# the module's mirror (Kbuild's -DVMAMERGE_VARIANT_*); with
+# MIRROR_DIFF_VARIANTS=FILE the variants found are written there.
+# Exit 0 only when everything is identical or an accepted variant.
 # MIRROR_DIFF_ITEMS=1: only list the items.
+#
+# mirror-diff.sh --hash TREE FILE NAME: the SHA256 of NAME's normalised
+# definition in TREE/FILE (what a "func" line of variants.list holds).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-series=${1:?usage: $0 SERIES REF-SRC NEW-SRC}
-ref=${2:?} new=${3:?}
 mod=$repo/module
+variants_list=$mod/variants.list
+if [[ ${1:-} == --hash ]]; then
+	hash_mode=1
+	series=-
+	ref=${2:?usage: $0 --hash TREE FILE NAME} hfile=${3:?} hname=${4:?}
+	new=$ref
+else
+	hash_mode=0
+	series=${1:?usage: $0 SERIES REF-SRC NEW-SRC}
+	ref=${2:?} new=${3:?}
+fi
 glue=$mod/kernel-$series
-[[ -d $glue ]] || { echo "mirror-diff: no $glue" >&2; exit 2; }
+[[ $hash_mode == 1 || -d $glue ]] || { echo "mirror-diff: no $glue" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmamerge-mdiff.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -121,7 +138,22 @@ norm() {
 	perl -0pe 's{/\*.*?\*/}{ }gs; s{//[^\n]*}{}g' | sed -E 's/[[:space:]]+/ /g; s/^ //; s/ $//' | grep -v '^$' || true
 }
 
-nid=0 ndiff=0 nmiss=0 nunl=0
+# the accepted variant of NAME whose normalised text is in FILE, if any
+variant_of() { # NAME FILE
+	local h
+	[[ -f $variants_list ]] || return 0
+	h=$(sha256sum <"$2" | cut -c1-64)
+	awk -v n="$1" -v h="$h" '$1 == "func" && $2 == n && $4 == h { print $3; exit }' "$variants_list"
+}
+
+if [[ $hash_mode == 1 ]]; then
+	extract "$ref/$hfile" "$hname" | norm >"$tmp/h"
+	[[ -s $tmp/h ]] || { echo "mirror-diff: no $hname in $ref/$hfile" >&2; exit 1; }
+	sha256sum <"$tmp/h" | cut -c1-64
+	exit 0
+fi
+
+nid=0 ndiff=0 nmiss=0 nunl=0 nvar=0 found_variants=()
 declare -A seen=()
 while read -r kind name file; do
 	[[ -n ${kind:-} ]] || continue
@@ -151,6 +183,10 @@ while read -r kind name file; do
 	elif cmp -s "$tmp/a" "$tmp/b"; then
 		echo "identical $kind $name $file ($(wc -l <"$tmp/a") lines)"
 		nid=$((nid + 1))
+	elif v=$(variant_of "$name" "$tmp/b") && [[ -n $v ]]; then
+		echo "variant $kind $name $file $v (module/variants.list)"
+		nvar=$((nvar + 1))
+		found_variants+=("$v")
 	else
 		echo "DIFFERENT $kind $name $file"
 		diff -U2 --label "$name (reference)" --label "$name (new)" "$tmp/a" "$tmp/b" | sed 's/^/    /' || true
@@ -158,5 +194,7 @@ while read -r kind name file; do
 	fi
 done < <(items)
 [[ ${MIRROR_DIFF_ITEMS:-0} == 1 ]] && exit 0
-echo "mirror-diff: $nid identical, $ndiff different, $nmiss missing, $nunl not located"
+[[ -z ${MIRROR_DIFF_VARIANTS:-} ]] ||
+	printf '%s\n' "${found_variants[@]}" | sed '/^$/d' | sort -u >"$MIRROR_DIFF_VARIANTS"
+echo "mirror-diff: $nid identical, $nvar accepted variants, $ndiff different, $nmiss missing, $nunl not located"
 ((ndiff == 0 && nmiss == 0))

@@ -132,12 +132,20 @@ nearest() {
 }
 
 compare() {
-	if ! bash "$here/mirror-diff.sh" "$pseries" "$refsrc" "$cache/src/$rel" >"$work/mirror-diff.txt"; then
+	if ! MIRROR_DIFF_VARIANTS=$work/variants bash "$here/mirror-diff.sh" "$pseries" "$refsrc" \
+		"$cache/src/$rel" >"$work/mirror-diff.txt"; then
 		cat "$work/mirror-diff.txt"
 		die "the module's mirrored or copied kernel code differs from $ref's (above): $rel needs its own mirror (docs/testing.md, \"Porting to a new build\")"
 	fi
 	grep -v '^identical' "$work/mirror-diff.txt" || true
 	say "$(tail -n1 "$work/mirror-diff.txt")"
+	variants=$(tr '\n' ' ' <"$work/variants" | sed 's/ $//')
+	[[ -z $variants ]] || say "variants of the mirrors this build needs: $variants (module/variants.list)"
+}
+
+# the build's line of module/variants.list, if it needs any variant
+variants_line() {
+	[[ -z ${variants:-} ]] || printf 'build %s %s\n' "$rel" "$variants"
 }
 
 # The options that decide what the mirrors and the module compile to or
@@ -180,6 +188,8 @@ build() {
 	# This build is validated here: the staged list names it as a
 	# candidate so that the module built for the guest accepts it.
 	printf '%s %s %s smoke %s\n' "$pseries" "$rel" "$ver" "$uts" >>"$src/module/builds.list"
+	sed -i "/^build $rel /d" "$src/module/variants.list"
+	variants_line >>"$src/module/variants.list"
 	if ! in_build_root "$root" make -C "$src" KDIR="$(kdir_of "$rel")" KVER="$rel" \
 		W=1 module >"$log" 2>&1; then
 		tail -n 40 "$log"
@@ -235,7 +245,9 @@ add() {
 	fi
 	bash "$here/builds.sh" add "$pseries" "$rel" "$ver" smoke "$uts"
 	bash "$here/builds.sh" readme --write
-	say "added to module/builds.list (smoke) and README.md: commit them"
+	sed -i "/^build $rel /d" "$repo/module/variants.list"
+	variants_line >>"$repo/module/variants.list"
+	say "added to module/builds.list (smoke), module/variants.list and README.md: commit them"
 }
 
 step "find $rel in the archive" resolve
