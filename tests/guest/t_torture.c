@@ -583,9 +583,9 @@ static void op_mprotect(void)
  *   - expected to read as zeros anyway (a zero page, never written).
  * Other pages of the range are left out (the range is cut into runs); the
  * model marks only the pages freed.  Nothing can make an exclusive page
- * shared meanwhile: only our own fork shares, and a child never forks.
- * (KSM could in theory merge one in that instant; ksmd write-protects
- * through folio_mark_dirty() whenever the PTE was dirty.)
+ * shared meanwhile by us: only our own fork shares, and a child never
+ * forks.  (ksmd could merge one into a KSM page within those microseconds;
+ * not seen, and not covered here.)
  */
 #define PM_PRESENT	(1ULL << 63)
 #define PM_SWAP		(1ULL << 62)
