@@ -524,6 +524,13 @@ uffd_park_test() {
 			_err="$_err; the parked thread's stack: $(tr '\n' ' ' < "/proc/$_pp/task/$_tid/stack" 2>&1)"
 	fi
 	touch "$_d/release"
+	# bounded: a program that does not finish is shown and killed
+	if ! "$W" exists "$_d/done" 60000 > /dev/null; then
+		for _t in /proc/$_pp/task/*; do
+			_err="${_err:+$_err; }t_uffd_park did not finish after the release: thread ${_t##*/} ($(cat "$_t/stat" 2>&1 | cut -d' ' -f3)): $(tr '\n' ' ' < "$_t/stack" 2>&1)"
+		done
+		kill -KILL "$_pp"
+	fi
 	wait "$_pp"
 	_rc=$?
 	emit "$TMP/park.out" "$_rc" "t_uffd_park $_m"
