@@ -589,6 +589,7 @@ klp_wait_test() {
 	[ "$(cat "$TMP/kwfork")" = parent ] ||
 		_err="${_err:+$_err; }the forking program printed: $(cat "$TMP/kwfork")"
 	tap "$([ -z "$_err" ]; echo $?)" "$_name" "$_err" "$(cat "$TMP/kw.err")"
+	[ -n "$_err" ] || sed 's/^/# /' "$TMP/kw.err"
 	unload || tap 1 "$_name: final unload" "$UNLOAD_ERR"
 }
 
