@@ -71,14 +71,7 @@
 
 static_assert(__same_type(&do_mmap, &vmamerge_61_do_mmap));
 
-/* mm/internal.h (not in the header package) */
-int mlock_future_check(struct mm_struct *mm, unsigned long flags,
-		       unsigned long len);
-
-#ifdef CONFIG_DEBUG_VM_MAPLE_TREE
-/* mm/mmap.c, static; the debug twin's do_mmap() starts with it */
-void validate_mm(struct mm_struct *mm);
-#else
+#ifndef CONFIG_DEBUG_VM_MAPLE_TREE
 #define validate_mm(mm) do { } while (0)
 #endif
 
