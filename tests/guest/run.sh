@@ -526,8 +526,8 @@ uffd_park_test() {
 	touch "$_d/release"
 	# bounded: a program that does not finish is shown and killed
 	if ! "$W" exists "$_d/done" 60000 > /dev/null; then
-		for _t in /proc/$_pp/task/*; do
-			_err="${_err:+$_err; }t_uffd_park did not finish after the release: thread ${_t##*/} ($(cat "$_t/stat" 2>&1 | cut -d' ' -f3)): $(tr '\n' ' ' < "$_t/stack" 2>&1)"
+		for _t in "/proc/$_pp/task/"*; do
+			_err="${_err:+$_err; }t_uffd_park did not finish after the release: thread ${_t##*/} ($(cut -d' ' -f3 "$_t/stat" 2>&1)): $(tr '\n' ' ' < "$_t/stack" 2>&1)"
 		done
 		kill -KILL "$_pp"
 	fi
