@@ -24,7 +24,9 @@
 # the module; load; ioctl, debugfs, inheritance and CLI tests; differential
 # runs with the module (features off, features on, mode always); torture
 # and multi-threaded torture opted in; unload; a fork held in the fork hook
-# during unload, unload with an exited group leader; the upstream mm
+# during unload, klp-wait.sh's bounded wait, unload and reload with a
+# thread parked in a userfaultfd wait, unload with an exited group leader;
+# the upstream mm
 # selftests without and with the module;
 # load/churn/unload cycles; dmesg.
 #
