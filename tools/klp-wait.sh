@@ -107,11 +107,13 @@ case "$what" in enable | disable) ;; *) usage ;; esac
 case "$secs" in '' | *[!0-9]*) usage ;; esac
 
 if [ ! -d "$lp" ]; then
-	if [ "$what" = disable ]; then
-		say "$lp is not there: the livepatch is not loaded or already gone"
-		exit 0
-	fi
+	# disable: not loaded, or already gone - done
+	[ "$what" = disable ] && exit 0
 	say "$lp is not there: the module is not loaded ('sudo modprobe $name')"
+	exit 2
+fi
+if [ "$what" = enable ] && [ "$(cat "$lp/enabled" 2>/dev/null)" != 1 ]; then
+	say "the livepatch is disabled or being disabled: no enable to wait for"
 	exit 2
 fi
 if [ "$what" = disable ] && [ "$(cat "$lp/enabled" 2>/dev/null)" = 1 ]; then
