@@ -20,17 +20,20 @@
  * likes - vm_mmap_pgoff() waits, killable, for a userfaultfd monitor to
  * read UFFD_EVENT_UNMAP when MAP_FIXED replaced a registered range
  * (userfaultfd_unmap_complete()), and MAP_POPULATE and MAP_LOCKED fault
- * the range in (mm_populate()); either held every load and unload of the
- * module for as long.  do_mmap() runs entirely with the caller's
- * mmap_lock held for writing (vm_mmap_pgoff(), do_shmat(), the aio ring),
- * and the kernel keeps waits for userspace out of that lock: both waits
- * above come after vm_mmap_pgoff() dropped it.  A task is in here only as
- * long as it blocks every fault and mmap() of its own process; waiting
- * for the lock happens in the caller, outside.  The one long sleep left
- * is a file's ->mmap() or ->get_unmapped_area() waiting for I/O (an NFS
- * revalidation against a server that does not answer), which the
- * syscall replacement had as well; our tools bound their waits and name
- * such tasks (tools/install.sh).
+ * the range in (mm_populate()).  With the syscall replaced, such a task
+ * had our replacement's frame on its stack and held the unload (disable)
+ * transition open for as long (tests/guest/run.sh, uffd_park_test).
+ *
+ * do_mmap() runs entirely with the caller's mmap_lock held for writing
+ * (vm_mmap_pgoff(), do_shmat(), the aio ring), and the kernel keeps waits
+ * for userspace out of that lock: both waits above come after
+ * vm_mmap_pgoff() dropped it.  A task is in here only as long as it
+ * blocks every fault and mmap() of its own process; waiting for the lock
+ * happens in the caller, outside.  The one long sleep left is a file's
+ * ->mmap() or ->get_unmapped_area() waiting for I/O (an NFS revalidation
+ * against a server that does not answer), which the syscall replacement
+ * had as well; our tools bound their waits and name such tasks
+ * (tools/klp-wait.sh).
  *
  * Why not mmap_region(): Debian's build inlined __mmap_region() into it,
  * so a replacement would have to copy 230 lines of VMA and maple tree
