@@ -20,7 +20,10 @@
 # array SYMBOL (default vmamerge_glue_funcs, module/kernel-*/glue.c), read
 # from the relocations of the object itself.  In each of them every jump
 # must stay inside the function, except "jmp __x86_return_thunk" (the
-# kernel's return with CONFIG_RETHUNK).  Indirect jumps, jumps to other
+# kernel's return with CONFIG_RETHUNK) and a jump into .altinstr_aux:
+# static_cpu_has()'s slow path before alternatives are applied (a bit test
+# of boot_cpu_data that jumps back into the function; nothing there calls
+# or sleeps).  Indirect jumps, jumps to other
 # symbols or sections (a ".cold" part in .text.unlikely) fail the check.
 # Needs binutils (readelf, objdump >= 2.32), as every module build does.
 set -eu
@@ -102,7 +105,8 @@ check_function() {
 				return
 			if (target != "") {
 				sub(/[-+]0x[0-9a-f]+$/, "", target)
-				if (target != "__x86_return_thunk")
+				if (target != "__x86_return_thunk" &&
+				    target != ".altinstr_aux")
 					print name ": " pend "  -> " target
 			} else if (pend ~ /\t[a-z ]*j[a-z]* +\*/) {
 				print name ": " pend "  (indirect jump)"

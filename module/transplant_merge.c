@@ -305,20 +305,20 @@ void vmamerge_transplant_for_merge(struct vmamerge_merge *m)
 }
 
 /*
- * vmamerge_after_mmap - 6.1's mmap() of an anonymous private range
- * returned @addr (kernel-6.1/mmap_syscall.c): offer the VMA there to the
- * merge logic through the decision point, which joins a neighbour with
- * another anon_vma.  Takes mmap_lock; whatever is at @addr by then is
- * taken as it is.  Counted as any merge of the decision point.
+ * vmamerge_after_mmap - 6.1's do_mmap() mapped an anonymous private range
+ * at @addr (kernel-6.1/do_mmap.c): offer the VMA there to the merge logic
+ * through the decision point, which joins a neighbour with another
+ * anon_vma.  Called with mmap_lock still held for writing since
+ * mmap_region() made the VMA, so the VMA containing @addr is the one it
+ * left (new, or a neighbour expanded over the range); it may be merged
+ * away here.  Counted as any merge of the decision point.
  */
 void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr)
 {
 	struct vm_area_struct *vma;
 
-	if (mmap_write_lock_killable(mm))
-		return;
+	lockdep_assert_held_write(&mm->mmap_lock);
 	vma = vma_lookup(mm, addr);
 	if (vma && vmamerge_vma_rewritable(vma))
 		vmamerge_rg_merge_in_place(vma, VMAMERGE_PATH_MMAP, NULL);
-	mmap_write_unlock(mm);
 }

@@ -15,7 +15,8 @@
 # Any failure undoes what this run did (in reverse order; files it
 # replaced are put back) and exits 1.
 #
-# uninstall: unloads the module (livepatch disable, transition, rmmod), dkms
+# uninstall: unloads the module (livepatch disable, transition - at most
+# $VMAMERGE_UNLOAD_WAIT_S seconds, 60 by default: tools/klp-wait.sh -, rmmod), dkms
 # remove of every registered vmamerge version, removes the source tree and
 # the files of the manifest (or, without one, the files `make install` puts
 # under $PREFIX), and the boot-time configuration README.md has the
@@ -23,7 +24,8 @@
 # /etc/modprobe.d/vmamerge.conf).  Whatever it cannot undo is listed at the
 # end, exit status 1.
 #
-# Environment (from the Makefile): VERSION, KVER, PREFIX, DESTDIR.
+# Environment (from the Makefile): VERSION, KVER, PREFIX, DESTDIR;
+# VMAMERGE_UNLOAD_WAIT_S (uninstall).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -188,23 +190,20 @@ do_install() {
 left=() # what could not be undone
 
 do_uninstall() {
-	local i v f files=()
+	local v f files=()
 	if [[ -z $DESTDIR && $(id -u) != 0 ]]; then
 		say "make uninstall needs root (sudo make uninstall)"
 		exit 1
 	fi
 	if [[ -z $DESTDIR && -d /sys/module/vmamerge ]]; then
-		if [[ -d /sys/kernel/livepatch/vmamerge ]]; then
-			echo 0 >/sys/kernel/livepatch/vmamerge/enabled 2>/dev/null || true
-			for ((i = 0; i < 60; i++)); do
-				[[ -d /sys/kernel/livepatch/vmamerge ]] || break
-				sleep 1
-			done
-		fi
-		if rmmod vmamerge 2>/dev/null; then
+		# disable, and wait (bounded) for the transition; on a timeout
+		# klp-wait.sh names the tasks that hold it and what to do
+		if ! sh "$top/tools/klp-wait.sh" disable "${VMAMERGE_UNLOAD_WAIT_S:-60}"; then
+			left+=("the module is still loaded: its livepatch transition has not finished (above: the tasks that hold it); once it has, 'sudo rmmod vmamerge' - or it goes away at the next boot")
+		elif rmmod vmamerge 2>/dev/null; then
 			say "module unloaded"
 		else
-			left+=("the module is still loaded (livepatch transition not finished?); it goes away at the next boot")
+			left+=("the module is still loaded (rmmod vmamerge failed); it goes away at the next boot")
 		fi
 	fi
 	if [[ -z $DESTDIR ]] && command -v dkms >/dev/null; then

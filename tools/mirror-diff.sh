@@ -87,7 +87,8 @@ items() {
 	return 0
 }
 
-# where NAME is defined in TREE (mm/, kernel/, arch/x86/): a FILE
+# where NAME is defined in TREE (mm/, kernel/, arch/x86/, then fs/, ipc/,
+# security/ - callees of 6.1's do_mmap() mirror): a FILE
 find_def() { # TREE NAME
 	local t=$1 n=$2 pat
 	if [[ $n == __x64_sys_* || $n == __do_sys_* ]]; then
@@ -95,8 +96,9 @@ find_def() { # TREE NAME
 	else
 		pat="^([a-z_A-Z].*[ *]|\\*)?$n([ (;=[]|$)"
 	fi
-	(cd "$t" && grep -rlE --include='*.c' "$pat" mm kernel arch/x86/kernel arch/x86/mm 2>/dev/null |
-		LC_ALL=C sort | head -n1) || true
+	(cd "$t" && { grep -rlE --include='*.c' "$pat" mm kernel arch/x86/kernel arch/x86/mm 2>/dev/null |
+		LC_ALL=C sort; grep -rlE --include='*.c' "$pat" fs ipc security 2>/dev/null |
+		LC_ALL=C sort; } | head -n1) || true
 }
 
 # extract FILE NAME: the definition of NAME in FILE (function, syscall,

@@ -78,15 +78,19 @@ resolve() {
 unpack_source() { # RELEASE VERSION: src/RELEASE from linux-source-SERIES
 	local r=$1 v=$2 s=${1%.*} dest=$cache/src/$1 deb tmp=$cache/src/.port-$1
 	s=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$r")
-	[[ -f $dest/.vmamerge-version && $(<"$dest/.vmamerge-version") == "$v" ]] && return 0
+	# (a tree unpacked before fs/, ipc/ and security/ were needed: again)
+	[[ -f $dest/.vmamerge-version && $(<"$dest/.vmamerge-version") == "$v" &&
+		-d $dest/ipc ]] && return 0
 	deb=$(deb_of "linux-source-$s=$v") || die "no linux-source-$s=$v deb"
 	rm -rf "$tmp" "$dest"
 	mkdir -p "$tmp"
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" "./usr/src/linux-source-$s.tar.xz"
 	# What the comparison and the layout check read; the rest stays packed.
+	# (fs/, ipc/, security/: callees of 6.1's do_mmap() mirror)
 	tar -xJf "$tmp/usr/src/linux-source-$s.tar.xz" -C "$tmp" \
 		"linux-source-$s/Makefile" "linux-source-$s/mm" "linux-source-$s/kernel" \
-		"linux-source-$s/include" "linux-source-$s/arch/x86"
+		"linux-source-$s/include" "linux-source-$s/arch/x86" \
+		"linux-source-$s/fs" "linux-source-$s/ipc" "linux-source-$s/security"
 	mv "$tmp/linux-source-$s" "$dest"
 	rm -rf "$tmp"
 	echo "$v" >"$dest/.vmamerge-version"

@@ -10,6 +10,9 @@
  *  - __x64_sys_mremap(): the mremap() entry point, to renumber and
  *    merge what a move left at its destination (module/mremap_syscall.c,
  *    the same body on both builds);
+ *  - do_mmap(): for the merge of a new anonymous mapping that fills a
+ *    gap, which 6.1's mmap_region() makes without vma_merge()
+ *    (kernel-6.1/do_mmap.c);
  *  - uprobe_dup_mmap(): the fork hook where the opt-in is inherited
  *    (module/uprobe_dup_mmap.c, the same body on both builds).
  */
@@ -34,8 +37,8 @@ struct klp_func vmamerge_glue_funcs[] = {
 		.new_func = vmamerge_x64_sys_mremap,
 	},
 	{
-		.old_name = "__x64_sys_mmap",
-		.new_func = vmamerge_61_x64_sys_mmap,
+		.old_name = "do_mmap",
+		.new_func = vmamerge_61_do_mmap,
 	},
 	{ }
 };

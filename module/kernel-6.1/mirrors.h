@@ -36,9 +36,18 @@ struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
 			pgoff_t pgoff, struct mempolicy *policy,
 			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
 			struct anon_vma_name *anon_name);
-struct pt_regs;
-/* mmap_syscall.c: replaces __x64_sys_mmap() */
-long vmamerge_61_x64_sys_mmap(const struct pt_regs *regs);
+/* mm/internal.h (not in the header package); do_mmap.c calls it */
+int mlock_future_check(struct mm_struct *mm, unsigned long flags,
+		       unsigned long len);
+#ifdef CONFIG_DEBUG_VM_MAPLE_TREE
+/* mm/mmap.c, static; the debug twin's do_mmap() starts with it */
+void validate_mm(struct mm_struct *mm);
+#endif
+/* do_mmap.c: replaces do_mmap() of mm/mmap.c */
+unsigned long vmamerge_61_do_mmap(struct file *file, unsigned long addr,
+				  unsigned long len, unsigned long prot,
+				  unsigned long flags, unsigned long pgoff,
+				  unsigned long *populate, struct list_head *uf);
 /* The same, for our own callers: their path, and what was rehomed. */
 struct vm_area_struct *vmamerge_61_vma_merge(struct mm_struct *mm,
 			struct vm_area_struct *prev, unsigned long addr,

@@ -24,9 +24,10 @@
 # and multi-threaded torture without the module; load; ioctl, debugfs,
 # inheritance and CLI tests; differential runs with the module (features
 # off, features on, mode always); torture and multi-threaded torture opted
-# in; unload; a fork held in the fork hook during unload, unload with an
-# exited group leader; the upstream mm selftests without and with the
-# module;
+# in; unload; a fork held in the fork hook during unload, klp-wait.sh's
+# bounded wait, unload and reload with a thread parked in a userfaultfd
+# wait, unload with an exited group leader; the upstream mm selftests
+# without and with the module;
 # load/churn/unload cycles; dmesg.
 #
 # Errnos the programs assert (module side must match):
@@ -148,13 +149,15 @@ wr() {
 
 # ---- module ----
 
+# load, unload: LOAD_MS / UNLOAD_MS bound the wait for the livepatch
+# transition (default 60000)
 load() {
 	LOAD_ERR=
 	if ! _o=$(insmod "$KO" 2>&1); then
 		LOAD_ERR="insmod: $_o"
 		return 1
 	fi
-	if ! _o=$("$W" value "$LP/transition" 0 60000); then
+	if ! _o=$("$W" value "$LP/transition" 0 "${LOAD_MS:-60000}"); then
 		LOAD_ERR="transition: $_o"
 		return 1
 	fi
@@ -174,7 +177,7 @@ unload() {
 			return 1
 		fi
 	fi
-	if ! _o=$("$W" gone "$LP" 60000); then
+	if ! _o=$("$W" gone "$LP" "${UNLOAD_MS:-60000}"); then
 		UNLOAD_ERR="livepatch did not go away: $_o (transition $(cat "$LP/transition" 2>&1))"
 		return 1
 	fi
@@ -497,6 +500,112 @@ fork_hold_test() {
 	fi
 }
 
+# ---- a task parked in a userfaultfd wait (issue 10, finding 4) ----
+
+# uffd_park_test MODE: t_uffd_park parks a thread of an opted-in process
+# in the kernel, killable, until its userfaultfd monitor reads an event it
+# never reads: mmap - in mmap(MAP_FIXED) over a registered range
+# (UFFD_EVENT_UNMAP, vm_mmap_pgoff()); mremap - in mremap() moving it
+# (UFFD_EVENT_REMAP).  A replaced function on its stack would hold every
+# transition open: disable + unload, then load again, must each finish
+# within 20 s.  Then the event is read: the thread must finish and every
+# page read back exact (t_uffd_park's own TAP lines).  Kept well under the
+# hung-task detector's 120 s.
+uffd_park_test() {
+	_m=$1
+	_name="a thread parked in a userfaultfd wait ($_m): disable + unload, reload within 20 s each"
+	if ! load; then
+		tap 1 "$_name: load" "$LOAD_ERR"
+		return
+	fi
+	_d=$TMP/park-$_m
+	rm -rf "$_d"
+	mkdir -p "$_d"
+	"$DIR/t_uffd_park" -o "$_m" "$_d" > "$TMP/park.out" 2>&1 &
+	_pp=$!
+	_err=
+	if ! _o=$("$W" exists "$_d/parked" 30000); then
+		_err="the thread did not park: $_o"
+	else
+		_tid=$(cat "$_d/parked")
+		_t0=$("$W" now)
+		UNLOAD_MS=20000 unload || _err="disable + unload: $UNLOAD_ERR"
+		_t1=$("$W" now)
+		[ -n "$_err" ] || LOAD_MS=20000 load || _err="reload: $LOAD_ERR"
+		_t2=$("$W" now)
+		[ -z "$_err" ] ||
+			_err="$_err; the parked thread's stack: $(tr '\n' ' ' < "/proc/$_pp/task/$_tid/stack" 2>&1)"
+	fi
+	touch "$_d/release"
+	# bounded: a program that does not finish is shown and killed
+	if ! "$W" exists "$_d/done" 60000 > /dev/null; then
+		for _t in "/proc/$_pp/task/"*; do
+			_err="${_err:+$_err; }t_uffd_park did not finish after the release: thread ${_t##*/} ($(cut -d' ' -f3 "$_t/stat" 2>&1)): $(tr '\n' ' ' < "$_t/stack" 2>&1)"
+		done
+		kill -KILL "$_pp"
+	fi
+	wait "$_pp"
+	_rc=$?
+	emit "$TMP/park.out" "$_rc" "t_uffd_park $_m"
+	[ $_rc -eq 0 ] || _err="${_err:+$_err; }t_uffd_park exit status $_rc"
+	if [ -z "$_err" ]; then
+		tap 0 "$_name (unload $((_t1 - _t0)) ms, load $((_t2 - _t1)) ms)"
+	else
+		tap 1 "$_name" "$_err"
+	fi
+	unload || tap 1 "$_name: final unload" "$UNLOAD_ERR"
+}
+
+# klp-wait.sh (tools/, what `make uninstall` waits with) with a transition
+# held open by a fork held in the fork hook (test_fork_hold_ms): a short
+# bound must end in exit status 1 and a message that names the task, its
+# frame in the module, says the transition goes on, warns against force
+# and says how to go back; a second wait then succeeds.
+klp_wait_test() {
+	_name="klp-wait.sh: a bounded wait names the task that holds the transition"
+	if [ ! -x "$CLI" ]; then
+		skip "$_name" "$CLI not present"
+		return
+	fi
+	if ! load; then
+		tap 1 "$_name: load" "$LOAD_ERR"
+		return
+	fi
+	_held='test_fork_hold_ms: holding a fork'
+	_n0=$(dmesg | grep -c "$_held")
+	wr 8000 /sys/module/vmamerge/parameters/test_fork_hold_ms
+	"$CLI" run -- /bin/sh -c "(echo child > /dev/null); echo parent" > "$TMP/kwfork" 2>&1 &
+	_bp=$!
+	_err=
+	"$W" sleep 100
+	_i=0
+	while [ "$(dmesg | grep -c "$_held")" -le "$_n0" ] && [ $_i -lt 100 ]; do
+		"$W" sleep 100
+		_i=$((_i + 1))
+	done
+	[ $_i -lt 100 ] || _err="the fork never reached the hook"
+	sh "$DIR/klp-wait.sh" disable 2 > "$TMP/kw.out" 2> "$TMP/kw.err"
+	_rc=$?
+	[ $_rc -eq 1 ] || _err="${_err:+$_err; }exit status $_rc, not 1"
+	for _want in "transition (disable) has not finished after 2 s" \
+		"pid $_bp (thread " "in vmamerge_uprobe_dup_mmap+" \
+		"goes on in the background" \
+		"do NOT write 1 to $LP/force" \
+		"echo 1 > $LP/enabled (reverses the pending disable)"; do
+		grep -qF -- "$_want" "$TMP/kw.err" ||
+			_err="${_err:+$_err; }no '$_want'"
+	done
+	sh "$DIR/klp-wait.sh" disable 60 2>> "$TMP/kw.err"
+	_rc=$?
+	[ $_rc -eq 0 ] || _err="${_err:+$_err; }the second wait: exit status $_rc"
+	wait "$_bp"
+	[ "$(cat "$TMP/kwfork")" = parent ] ||
+		_err="${_err:+$_err; }the forking program printed: $(cat "$TMP/kwfork")"
+	tap "$([ -z "$_err" ]; echo $?)" "$_name" "$_err" "$(cat "$TMP/kw.err")"
+	[ -n "$_err" ] || sed 's/^/# /' "$TMP/kw.err"
+	unload || tap 1 "$_name: final unload" "$UNLOAD_ERR"
+}
+
 # ---- what unload leaves behind, what exec may not inherit (issue 10) ----
 
 # Unload clears the opt-in of every mm, also of one whose thread-group
@@ -798,6 +907,11 @@ if [ "$LOADED" = 1 ]; then
 	[ ! -e /dev/vmamerge ]
 	tap $? "/dev/vmamerge gone after rmmod"
 	fork_hold_test
+	klp_wait_test
+	uffd_park_test mmap
+	# uffd_park_test mremap: the __x64_sys_mremap replacement holds the
+	# transitions open today; enabled once the mremap hook moved into
+	# copy_vma() (branch copyvma)
 	leader_exit_test
 	selftests
 	cycles

@@ -23,7 +23,7 @@
  *    an anonymous mapping made after clear_refs and moved by mremap() next
  *    to a cleared VMA (renumbered, transplanted, merged), an mmap() that
  *    fills a gap between two cleared VMAs (6.1: merged by the module after
- *    the syscall), and madvise() merges in both directions between a
+ *    mmap_region()), and madvise() merges in both directions between a
  *    cleared VMA and a new one (the one that would lose the new range's
  *    soft-dirty state is refused: refused_softdirty).  The new range's
  *    pages always read soft-dirty; the cleared ones read clean unless a
@@ -525,7 +525,8 @@ static void t_sd_mremap(void)
  * mmap() of a gap between two cleared VMAs with different anon_vmas.
  * Stock 6.1 merges the new range with the next VMA, 6.12 with the
  * previous one (the soft-dirty VMA is the one it ends in); with the
- * transplant all three merge (6.1: after the syscall) into a soft-dirty VMA.
+ * transplant all three merge (6.1: after mmap_region()) into a soft-dirty
+ * VMA.
  */
 static void t_sd_mmap(void)
 {

@@ -14,7 +14,7 @@
  * Paths: mprotect, pkey_mprotect, madvise, prctl(PR_SET_VMA_ANON_NAME),
  * mlock/munlock/mlockall/munlockall, mbind, set_mempolicy_home_node,
  * userfaultfd (un)register, mremap expanding in place, mmap of a gap
- * (6.1: through a hook after the syscall), brk.  Every case: the exact
+ * (6.1: through a hook in do_mmap()), brk.  Every case: the exact
  * VMA layout of the window, every page read back byte-exact, the rmap
  * verifier after every step, the counters that must move.
  *
@@ -1377,7 +1377,7 @@ static const char *const gnames[] = {
  * stock kernel merges it with one side only (6.1: R, through its own
  * expansion code; 6.12: L) unless the anon_vmas allow both, and an empty
  * L refuses on 6.1 (the empty neighbour's chain again).  With transplant
- * on, both kernels end with one VMA (6.1: after the syscall, the new
+ * on, both kernels end with one VMA (6.1: after mmap_region(), the new
  * range, merged with R, joins L's anon_vma, or an empty L adopts R's).
  */
 static void t_gap(int kind)
