@@ -861,6 +861,7 @@ diff_baseline
 run t_renumber -s
 run t_inplace -s
 run t_edges -s
+run t_pins -s
 torture_selftest
 lazyfree_repro
 run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
@@ -891,6 +892,7 @@ if [ "$LOADED" = 1 ]; then
 	renumber_tests
 	inplace_tests
 	edges_tests
+	run t_pins -o
 	cli_tests
 	# the CLI as users run it: README's commands, argv, JSON (issue 12)
 	run t_cli.sh
