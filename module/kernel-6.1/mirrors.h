@@ -36,6 +36,10 @@ struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
 			pgoff_t pgoff, struct mempolicy *policy,
 			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
 			struct anon_vma_name *anon_name);
+/* copy_vma.c: replaces copy_vma() of mm/mmap.c (mremap moves). */
+struct vm_area_struct *vmamerge_copy_vma(struct vm_area_struct **vmap,
+	unsigned long addr, unsigned long len, pgoff_t pgoff,
+	bool *need_rmap_locks, bool keep_source);
 struct pt_regs;
 /* mmap_syscall.c: replaces __x64_sys_mmap() */
 long vmamerge_61_x64_sys_mmap(const struct pt_regs *regs);
