@@ -485,6 +485,73 @@ fork_hold_test() {
 	fi
 }
 
+# ---- livepatch transitions with a task asleep in mremap() (issue 10, 4) ----
+
+# uffd_park_wait FILE PID: until t_uffd_park wrote "parked" and sleeps in
+# uninterruptible (killable) state; 0 when it does
+uffd_park_wait() {
+	_i=0
+	while [ $_i -lt 100 ]; do
+		if grep -q '^parked' "$1" 2>/dev/null &&
+			[ "$(awk '{ print $3 }' "/proc/$2/stat" 2>/dev/null)" = D ]; then
+			return 0
+		fi
+		"$W" sleep 100
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+# A task parked in mremap() - waiting, TASK_KILLABLE, for a userfaultfd
+# monitor that never reads UFFD_EVENT_REMAP (t_uffd_park) - while the
+# module is loaded, and a second one (opted in, its move through our
+# copy_vma()) while it is disabled and unloaded: both transitions must
+# finish, each within 20 s.  With the old __x64_sys_mremap replacement the
+# parked task held every transition.  The parked tasks are killed at the
+# end (SIGKILL wakes them).
+uffd_park_mremap_test() {
+	_name="uffd-parked mremap() during load, disable and unload"
+	[ -e /sys/module/vmamerge ] && unload
+	_err=
+	"$DIR/t_uffd_park" > "$TMP/park1" 2>&1 &
+	_p1=$!
+	uffd_park_wait "$TMP/park1" $_p1 ||
+		_err="the first task did not park: $(cat "$TMP/park1")"
+	_t0=$("$W" now)
+	if ! _o=$(insmod "$KO" 2>&1); then
+		_err="${_err:+$_err; }insmod: $_o"
+	elif ! _o=$("$W" value "$LP/transition" 0 20000); then
+		_err="${_err:+$_err; }load: the transition did not finish within 20 s with a task parked in mremap(): $_o"
+	fi
+	_t1=$("$W" now)
+	"$DIR/t_uffd_park" -o > "$TMP/park2" 2>&1 &
+	_p2=$!
+	uffd_park_wait "$TMP/park2" $_p2 ||
+		_err="${_err:+$_err; }the second task did not park: $(cat "$TMP/park2")"
+	wr 0 "$LP/enabled" || _err="${_err:+$_err; }echo 0 > enabled: $WR_ERR"
+	if ! _o=$("$W" gone "$LP" 20000); then
+		_err="${_err:+$_err; }disable: the transition did not finish within 20 s with tasks parked in mremap(): $_o"
+	elif ! _o=$("$W" value /sys/module/vmamerge/refcnt 0 20000); then
+		_err="${_err:+$_err; }module still referenced: $_o"
+	elif ! _o=$(rmmod vmamerge 2>&1); then
+		_err="${_err:+$_err; }rmmod: $_o"
+	fi
+	_t2=$("$W" now)
+	for _p in $_p1 $_p2; do
+		[ "$(awk '{ print $3 }' "/proc/$_p/stat" 2>/dev/null)" = D ] ||
+			_err="${_err:+$_err; }task $_p no longer parked: $(cat "$TMP/park1" "$TMP/park2")"
+	done
+	kill -9 $_p1 $_p2 2>/dev/null
+	wait $_p1 $_p2 2>/dev/null
+	if [ -z "$_err" ]; then
+		tap 0 "$_name: load $((_t1 - _t0)) ms, disable + unload $((_t2 - _t1)) ms"
+	else
+		tap 1 "$_name" "$_err" "$(dmesg | tail -20)"
+		# the tasks are gone now: the transitions can finish
+		[ -e /sys/module/vmamerge ] && unload
+	fi
+}
+
 # ---- what unload leaves behind, what exec may not inherit (issue 10) ----
 
 # Unload clears the opt-in of every mm, also of one whose thread-group
@@ -759,6 +826,7 @@ if [ "$LOADED" = 1 ]; then
 	[ ! -e /dev/vmamerge ]
 	tap $? "/dev/vmamerge gone after rmmod"
 	fork_hold_test
+	uffd_park_mremap_test
 	leader_exit_test
 	selftests
 	cycles
