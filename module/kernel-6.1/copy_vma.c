@@ -29,11 +29,6 @@
 
 static_assert(__same_type(&copy_vma, &vmamerge_copy_vma));
 
-/* mm/mmap.c:470, static but out of line in the Debian build (ksyms.list) */
-int vma_link(struct mm_struct *mm, struct vm_area_struct *vma);
-/* mm/util.c, declared in mm/internal.h */
-void vma_close(struct vm_area_struct *vma);
-
 /*
  * vmamerge_copy_vma - mirrors copy_vma(), mm/mmap.c:3373.  Copy @*vmap to
  * [@addr, @addr + @len) with page offset @pgoff, merging it with a

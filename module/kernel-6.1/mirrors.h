@@ -36,6 +36,15 @@ struct vm_area_struct *vmamerge_vma_merge(struct mm_struct *mm,
 			pgoff_t pgoff, struct mempolicy *policy,
 			struct vm_userfaultfd_ctx vm_userfaultfd_ctx,
 			struct anon_vma_name *anon_name);
+/*
+ * Kernel internals copy_vma.c calls (module/ksyms.list): vma_link() is
+ * static in mm/mmap.c:470 but out of line in the Debian build; vma_close()
+ * (mm/util.c) is declared in mm/internal.h, which no header we may
+ * include pulls in.
+ */
+int vma_link(struct mm_struct *mm, struct vm_area_struct *vma);
+void vma_close(struct vm_area_struct *vma);
+
 /* copy_vma.c: replaces copy_vma() of mm/mmap.c (mremap moves). */
 struct vm_area_struct *vmamerge_copy_vma(struct vm_area_struct **vmap,
 	unsigned long addr, unsigned long len, pgoff_t pgoff,

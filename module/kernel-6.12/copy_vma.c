@@ -64,8 +64,9 @@ struct vm_area_struct *vmamerge_copy_vma(struct vm_area_struct **vmap,
 	struct mm_struct *mm = vma->vm_mm;
 	struct vm_area_struct *new_vma;
 	bool faulted_in_anon_vma = true;
-	enum vmamerge_path path = VMAMERGE_PATH_NEW_RANGE;
-	struct vmamerge_move mv;
+	enum vmamerge_path path = VMAMERGE_PATH_NEW_RANGE;	/* ours */
+	struct vmamerge_move mv;				/* ours */
+
 	VMA_ITERATOR(vmi, mm, addr);
 	VMAMERGE_VMG_VMA_STATE(vmg, &vmi, NULL, vma, addr, addr + len);
 
