@@ -179,6 +179,11 @@ static bool vmamerge_move_chain(struct vm_area_struct *vma,
 						      same_vma);
 
 	anon_vma_interval_tree_remove(avc, &from->rb_root);
+	/*
+	 * vm_pgoff's readers: rmap walks of either tree (we hold both
+	 * rwsems for writing), faults and everything else that walks the
+	 * mm (mmap_lock and, on 6.12, the VMA lock, both held for writing).
+	 */
 	vma->vm_pgoff = pgoff;
 	avc->anon_vma = to;
 	anon_vma_interval_tree_insert(avc, &to->rb_root);
