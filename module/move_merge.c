@@ -67,6 +67,7 @@
  */
 #include <linux/kernel.h>
 #include <linux/compat.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mempolicy.h>
 #include <linux/mm_inline.h>
@@ -353,6 +354,7 @@ bool vmamerge_move_prepare(struct vmamerge_move *mv)
 	struct vmamerge_merge m;
 	int a, i, anchor = -1;
 	pgoff_t old;
+	u64 t0;
 
 	/* never faulted: copy_vma() linearises it; nothing we rewrite */
 	if (!src->anon_vma || !vmamerge_vma_rewritable(src))
@@ -397,11 +399,14 @@ bool vmamerge_move_prepare(struct vmamerge_move *mv)
 			vmamerge_mv_refused_step(mv, src, first);
 		return false;
 	}
+	/* time_ns: the rewrites only, not the O(1) decision above */
+	t0 = ktime_get_ns();
 	/* the source first: refused, nothing has changed yet */
 	old = src->vm_pgoff;
 	if (vmamerge_mv_needs(p, VMAMERGE_MV_SRC, anchor)) {
-		if (vmamerge_mv_rewrite(mv, p, VMAMERGE_MV_SRC, anchor))
-			return false;
+		r = vmamerge_mv_rewrite(mv, p, VMAMERGE_MV_SRC, anchor);
+		if (r)
+			goto out;
 		mv->pgoff += src->vm_pgoff - old;
 	}
 	/* then the neighbours (and a never-faulted anchor's adoption) */
@@ -415,6 +420,8 @@ bool vmamerge_move_prepare(struct vmamerge_move *mv)
 		else
 			vmamerge_mv_rewrite(mv, p, i, anchor);
 	}
+out:
+	vmamerge_count(mv->mm, VMAMERGE_C_TIME_NS, ktime_get_ns() - t0);
 	return mv->renumbered || mv->rehomed;
 }
 
