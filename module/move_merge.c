@@ -187,8 +187,12 @@ static enum vmamerge_refusal vmamerge_mv_rewrite(struct vmamerge_move *mv,
 		if (pgoff != old)
 			r = vmamerge_renumber_vma(vma, pgoff, &pages);
 		/* never faulted: the offset first, adoption links the trees */
-		if (!r && rehome)
+		if (!r && rehome) {
 			r = vmamerge_adopt_anon_vma(vma, owner);
+			/* still never faulted: back to copy_vma()'s linear offset */
+			if (r)
+				vma->vm_pgoff = old;
+		}
 	}
 	if (r) {
 		vmamerge_mv_refused(mv, vma, r);
