@@ -189,7 +189,7 @@ static enum vmamerge_refusal vmamerge_mv_rewrite(struct vmamerge_move *mv,
 		/* never faulted: the offset first, adoption links the trees */
 		if (!r && rehome) {
 			r = vmamerge_adopt_anon_vma(vma, owner);
-			/* still never faulted: back to copy_vma()'s linear offset */
+			/* still never faulted, not merged: its old offset back */
 			if (r)
 				vma->vm_pgoff = old;
 		}
