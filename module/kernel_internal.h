@@ -20,12 +20,5 @@ struct mm_struct *mm_access(struct task_struct *task, unsigned int mode);
 struct pid *pidfd_get_pid(unsigned int fd, unsigned int *flags);
 /* kernel/livepatch/transition.c: the patch in transition, or NULL. */
 extern struct klp_patch *klp_transition_patch;
-/*
- * mm/mremap.c: the body of SYSCALL_DEFINE5(mremap) (static; the same
- * prototype on 6.1 and 6.12, with the x86-64 syscall wrappers).
- */
-long __do_sys_mremap(unsigned long addr, unsigned long old_len,
-		     unsigned long new_len, unsigned long flags,
-		     unsigned long new_addr);
 
 #endif /* _VMAMERGE_KERNEL_INTERNAL_H */

@@ -70,8 +70,9 @@ static enum vmamerge_cause vmamerge_stock_cause(struct vmamerge_merge *m,
 
 /*
  * Soft-dirty across a merge the stock kernel would not have made: one the
- * decision point rehomed a VMA for, or the merge after an mremap() move
- * (renumber.c) or, on 6.1, after an mmap() (vmamerge_after_mmap()).  The
+ * decision point rehomed a VMA for, or the merge of an mremap() move we
+ * rewrote for (move_merge.c) or, on 6.1, after an mmap()
+ * (vmamerge_after_mmap()).  The
  * survivor keeps its own flags, so a soft-dirty part merged into a VMA
  * cleared by clear_refs would read clean in pagemap: its holes and pages
  * without a soft-dirty PTE would be reported unchanged.  As the stock
@@ -106,9 +107,6 @@ void vmamerge_merge_done(struct vmamerge_merge *m,
 		/* the decision point expected a merge: should stay 0 */
 		if (m->rehomed)
 			vmamerge_count(m->mm, VMAMERGE_C_REHOMED_UNMERGED, 1);
-	} else if (m->rehomed && m->path == VMAMERGE_PATH_MREMAP_MOVE) {
-		/* renumber.c counts the cause of a merge after a move */
-		cause = VMAMERGE_CAUSE_TRANSPLANT;
 	} else if (m->rehomed & VMAMERGE_REHOMED_TRANSPLANT) {
 		cause = VMAMERGE_CAUSE_TRANSPLANT;
 		vmamerge_count(m->mm, VMAMERGE_C_MERGE_TRANSPLANT, 1);

@@ -423,29 +423,15 @@ static void vmamerge_rewrite_drop(struct folio *folio)
 }
 
 /*
- * The new index is written once per folio (a large folio's pages take
- * theirs from the head), with the folio locked and the root anon_vma held
- * for writing: no reader that relies on the index runs meanwhile.
+ * The new index (old + @delta) and, with @to, the new anon_vma are written
+ * once per folio (a large folio's pages take both from the head: index
+ * from the folio, mapping from its first page), with the folio locked and
+ * the root anon_vma(s) held for writing: no reader that relies on either
+ * runs meanwhile.  A folio's mapping names its anon_vma with
+ * PAGE_MAPPING_ANON set.
  */
-void vmamerge_rewrite_commit_index(struct vmamerge_rewrite *rw, long delta)
-{
-	struct folio *folio;
-	unsigned long i;
-
-	for (i = 0; i < rw->nr_folios; i++) {
-		folio = rw->folios[i];
-		WRITE_ONCE(folio->index, folio->index + delta);
-		vmamerge_rewrite_drop(folio);
-	}
-	rw->nr_folios = 0;
-}
-
-/*
- * The same for the anon_vma: a folio's mapping names its anon_vma (with
- * PAGE_MAPPING_ANON set); a large folio keeps it in its first page only.
- */
-void vmamerge_rewrite_commit_anon(struct vmamerge_rewrite *rw,
-				  struct anon_vma *to)
+void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
+			     struct anon_vma *to)
 {
 	void *mapping = (void *)to + PAGE_MAPPING_ANON;
 	struct folio *folio;
@@ -453,7 +439,11 @@ void vmamerge_rewrite_commit_anon(struct vmamerge_rewrite *rw,
 
 	for (i = 0; i < rw->nr_folios; i++) {
 		folio = rw->folios[i];
-		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
+		if (delta)
+			WRITE_ONCE(folio->index, folio->index + delta);
+		if (to)
+			WRITE_ONCE(folio->mapping,
+				   (struct address_space *)mapping);
 		vmamerge_rewrite_drop(folio);
 	}
 	rw->nr_folios = 0;

@@ -132,12 +132,12 @@ vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
 				vmamerge_rewrite_lock_t lock,
 				vmamerge_rewrite_unlock_t unlock);
 
-/* Add @delta to every collected folio's index, unlock and release them. */
-void vmamerge_rewrite_commit_index(struct vmamerge_rewrite *rw, long delta);
-
-/* Point every collected folio at @to, unlock and release them. */
-void vmamerge_rewrite_commit_anon(struct vmamerge_rewrite *rw,
-				  struct anon_vma *to);
+/*
+ * Add @delta to every collected folio's index and, if @to is not NULL,
+ * point it at @to; unlock and release them.
+ */
+void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
+			     struct anon_vma *to);
 
 /* Release the collected folios unchanged. */
 void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
@@ -163,21 +163,37 @@ enum vmamerge_refusal vmamerge_check_swapcache(struct vmamerge_rewrite *rw,
 					       swp_entry_t entry,
 					       unsigned long addr);
 
+/* ---- renumbering (renumber.c) ---- */
+
+enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
+					    pgoff_t pgoff,
+					    unsigned long *pages);
+
 /* ---- transplanting (transplant.c) ---- */
 
 enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 					      struct anon_vma *to,
+					      pgoff_t pgoff,
 					      unsigned long *pages);
 enum vmamerge_refusal
 vmamerge_transplant_allowed(struct vm_area_struct *mover,
 			    struct vm_area_struct *owner);
 enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 					      struct vm_area_struct *owner);
+/* May a VMA without anon_vma adopt @owner's?  O(1). */
+enum vmamerge_refusal vmamerge_adopt_allowed(struct vm_area_struct *owner);
 
 /* ---- per-series helpers (kernel-<series>/rewrite_glue.c) ---- */
 
 /* Exclude page faults under the per-VMA lock (6.12); nothing on 6.1. */
 void vmamerge_rg_vma_start_write(struct vm_area_struct *vma);
+/*
+ * split_vma() of this build: split @vma at @addr; with @new_below the new
+ * VMA is the part below @addr and @vma keeps the rest, else the reverse.
+ * 0 or -ENOMEM.  mmap_lock held for writing.
+ */
+int vmamerge_rg_split_vma(struct vm_area_struct *vma, unsigned long addr,
+			  int new_below);
 /* Set VM_SOFTDIRTY on @vma (6.12: write-locks it).  mmap_lock (write). */
 void vmamerge_rg_vma_set_softdirty(struct vm_area_struct *vma);
 /*

@@ -106,6 +106,11 @@ vmamerge_transplant_allowed(struct vm_area_struct *mover,
 	return VMAMERGE_R_NONE;
 }
 
+enum vmamerge_refusal vmamerge_adopt_allowed(struct vm_area_struct *owner)
+{
+	return vmamerge_unforked(owner) ? VMAMERGE_R_NONE : VMAMERGE_R_SHARED;
+}
+
 /*
  * vmamerge_adopt_anon_vma - give @vma, which has never had an anon_vma
  * (no anonymous page), the anon_vma of @owner, as the stock merge code
@@ -117,7 +122,7 @@ vmamerge_transplant_allowed(struct vm_area_struct *mover,
 enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 					      struct vm_area_struct *owner)
 {
-	if (vma->anon_vma || !vmamerge_unforked(owner))
+	if (vma->anon_vma || vmamerge_adopt_allowed(owner))
 		return VMAMERGE_R_SHARED;
 	vmamerge_rg_vma_start_write(vma);
 	vma->anon_vma = owner->anon_vma;
@@ -159,18 +164,27 @@ static void vmamerge_transplant_unlock(struct vmamerge_rewrite *rw)
 
 /*
  * Move @vma's one chain entry from @from's tree to @to's and make @to its
- * anon_vma.  Both locked.  Returns whether @from's tree is now empty, in
- * which case its self-parent link is dropped here as unlink_anon_vmas()
- * does, and its reference must be put by the caller.
+ * anon_vma; its vm_pgoff becomes @pgoff while the entry is out of every
+ * tree (the trees are keyed by it).  Both locked.  Returns whether
+ * @from's tree is now empty, in which case its self-parent link is
+ * dropped here as unlink_anon_vmas() does, and its reference must be put
+ * by the caller.
  */
 static bool vmamerge_move_chain(struct vm_area_struct *vma,
-				struct anon_vma *from, struct anon_vma *to)
+				struct anon_vma *from, struct anon_vma *to,
+				pgoff_t pgoff)
 {
 	struct anon_vma_chain *avc = list_first_entry(&vma->anon_vma_chain,
 						      struct anon_vma_chain,
 						      same_vma);
 
 	anon_vma_interval_tree_remove(avc, &from->rb_root);
+	/*
+	 * vm_pgoff's readers: rmap walks of either tree (we hold both
+	 * rwsems for writing), faults and everything else that walks the
+	 * mm (mmap_lock and, on 6.12, the VMA lock, both held for writing).
+	 */
+	vma->vm_pgoff = pgoff;
 	avc->anon_vma = to;
 	anon_vma_interval_tree_insert(avc, &to->rb_root);
 	WRITE_ONCE(vma->anon_vma, to);
@@ -184,14 +198,18 @@ static bool vmamerge_move_chain(struct vm_area_struct *vma,
 
 /*
  * vmamerge_transplant_vma - make @to the anon_vma of @vma and of every
- * page it maps.  mmap_lock held for writing; @vma write-locked by the
- * caller (6.12).  Returns the refusal, or VMAMERGE_R_NONE with the
- * number of pages moved in *@pages.
+ * page it maps, and @pgoff its page offset (renumbering its pages in the
+ * same pass; @pgoff == vma->vm_pgoff for a transplant alone).
+ * mmap_lock held for writing; @vma write-locked by the caller (6.12).
+ * Returns the refusal, or VMAMERGE_R_NONE with the number of pages moved
+ * in *@pages.
  */
 enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 					      struct anon_vma *to,
+					      pgoff_t pgoff,
 					      unsigned long *pages)
 {
+	long delta = (long)(pgoff - vma->vm_pgoff);
 	struct anon_vma *from = vma->anon_vma;
 	struct vmamerge_av_release *rel;
 	struct vmamerge_rewrite rw;
@@ -214,8 +232,8 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 		kfree(rel);
 		return r;
 	}
-	emptied = vmamerge_move_chain(vma, from, to);
-	vmamerge_rewrite_commit_anon(&rw, to);
+	emptied = vmamerge_move_chain(vma, from, to, pgoff);
+	vmamerge_rewrite_commit(&rw, delta, to);
 	up_write(&to->rwsem);
 	anon_vma_unlock_write(from);	/* @vma's anon_vma is @to by now */
 	*pages = rw.nr_pages;

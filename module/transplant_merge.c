@@ -33,7 +33,9 @@
  *    the right neighbour joins the anon_vma of the range (the expansion) or
  *    of the left neighbour (mmap).  A new range that brings an anon_vma
  *    other than its left neighbour's (copy_vma() of an mremap move) is left
- *    to the stock logic; the mremap hook handles the moved VMA afterwards.
+ *    to the stock logic; a move that needs more was rewritten before its
+ *    merge attempt (move_merge.c, path VMAMERGE_PATH_MREMAP_MOVE, which
+ *    this file leaves alone).
  *
  * mmap_lock is held for writing throughout; each VMA whose anon_vma
  * changes is write-locked first (6.12 per-VMA locks).
@@ -56,8 +58,8 @@
  * (vmamerge_vma_rewritable(): no file, no vm_ops); the range then has the
  * same file (none) and flags, so it qualifies as well.
  */
-static bool vmamerge_attrs_match(const struct vmamerge_merge *m,
-				 struct vm_area_struct *vma)
+bool vmamerge_attrs_match(const struct vmamerge_merge *m,
+			  struct vm_area_struct *vma)
 {
 	return vmamerge_vma_rewritable(vma) && !m->file &&
 	       !((vma->vm_flags ^ m->flags) & ~VM_SOFTDIRTY) &&
@@ -183,7 +185,7 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 		if (!r) {
 			vmamerge_rg_vma_start_write(vma);
 			r = vmamerge_transplant_vma(vma, owner->anon_vma,
-						    &pages);
+						    vma->vm_pgoff, &pages);
 		}
 		if (!r) {
 			m->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;
@@ -289,7 +291,9 @@ void vmamerge_transplant_for_merge(struct vmamerge_merge *m)
 {
 	struct vm_area_struct *left, *right;
 
-	if (m->vma && !vmamerge_vma_rewritable(m->vma))
+	/* a move's rewrite was decided before (move_merge.c) */
+	if (m->path == VMAMERGE_PATH_MREMAP_MOVE ||
+	    (m->vma && !vmamerge_vma_rewritable(m->vma)))
 		return;
 	left = vmamerge_left(m);
 	right = vmamerge_right(m);

@@ -87,7 +87,7 @@ enum vmamerge_path {
 	VMAMERGE_PATH_MODIFY_UFFD,	/* userfaultfd register/unregister */
 	VMAMERGE_PATH_NEW_RANGE,	/* mmap, brk, mremap expand/move */
 	VMAMERGE_PATH_VMA_MERGE,	/* 6.1: any caller of vma_merge() */
-	VMAMERGE_PATH_MREMAP_MOVE,	/* ours: after an mremap() move */
+	VMAMERGE_PATH_MREMAP_MOVE,	/* ours: an mremap() move we rewrote for */
 	VMAMERGE_PATH_MMAP,		/* ours, 6.1: after an anonymous mmap() */
 	VMAMERGE_NR_PATHS
 };
@@ -137,21 +137,51 @@ struct vmamerge_merge {
 void vmamerge_merge_prepare(struct vmamerge_merge *m);
 /* transplant_merge.c: unify the anon_vmas of a merge that differs only there */
 void vmamerge_transplant_for_merge(struct vmamerge_merge *m);
+/* ... whether @vma may merge with @m's range but for anon_vma and offsets */
+bool vmamerge_attrs_match(const struct vmamerge_merge *m,
+			  struct vm_area_struct *vma);
 /* ... and offer a new anonymous mapping at @addr to the merge logic (6.1) */
 void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr);
 /* vmamerge_merge_done - the stock result (@merged NULL: no merge). */
 void vmamerge_merge_done(struct vmamerge_merge *m,
 			 struct vm_area_struct *merged);
 
-/* ---- renumbering after mremap() moves (renumber.c, mremap_syscall.c) ---- */
+/* ---- merging inside mremap() moves (move_merge.c, renumber.c) ---- */
 
-/* The replacement of __x64_sys_mremap() (both builds). */
-long vmamerge_x64_sys_mremap(const struct pt_regs *regs);
 /*
- * vmamerge_after_mremap_move - mremap() of an active mm moved a mapping to
- * @new_addr: renumber the VMA there and try to merge it.  Takes mmap_lock.
+ * struct vmamerge_move - one copy_vma() of an mremap() move, as our
+ * replacement (kernel-<series>/copy_vma.c) hands it to move_merge.c before
+ * the stock merge attempt.
+ * @src: the source VMA; [@addr, @end) the destination range; @pgoff its
+ * page offset (updated when the source is renumbered); @prev, @next: the
+ * VMAs around the destination (either may be NULL or not adjacent).
+ * @renumbered, @rehomed (VMAMERGE_REHOMED_*): what was rewritten.
  */
-void vmamerge_after_mremap_move(struct mm_struct *mm, unsigned long new_addr);
+struct vmamerge_move {
+	struct mm_struct *mm;
+	struct vm_area_struct *src;
+	unsigned long addr;
+	unsigned long end;
+	pgoff_t pgoff;
+	struct vm_area_struct *prev;
+	struct vm_area_struct *next;
+	bool renumbered;
+	unsigned int rehomed;
+};
+
+/*
+ * vmamerge_move_prepare - for an active mm with the renumber feature:
+ * rewrite what keeps the moved range from merging, if that is all that
+ * does.  Returns whether anything was rewritten; then the merge attempt
+ * runs as VMAMERGE_PATH_MREMAP_MOVE and vmamerge_move_done() follows with
+ * its result.  mmap_lock held for writing.
+ */
+bool vmamerge_move_prepare(struct vmamerge_move *mv);
+/* Before it: split a moved part off a source that touches the destination */
+struct vm_area_struct *vmamerge_move_isolate(struct vm_area_struct *vma,
+					     unsigned long addr,
+					     unsigned long len, pgoff_t pgoff);
+void vmamerge_move_done(struct vmamerge_move *mv, struct vm_area_struct *merged);
 /* transplant.c: the workqueue that releases emptied anon_vmas */
 int vmamerge_transplant_init(void);
 void vmamerge_transplant_exit(void);

@@ -7,12 +7,12 @@
  *    (mprotect, madvise, mlock, mbind, userfaultfd), of copy_vma() for
  *    mremap moves and of mremap's in-place expansion
  *    (kernel-6.1/vma_merge.c);
- *  - __x64_sys_mremap(): the mremap() entry point, to renumber and
- *    merge what a move left at its destination (module/mremap_syscall.c,
- *    the same body on both builds);
  *  - do_mmap(): for the merge of a new anonymous mapping that fills a
  *    gap, which 6.1's mmap_region() makes without vma_merge()
  *    (kernel-6.1/do_mmap.c);
+ *  - copy_vma(): the destination of an mremap() move, where the move's
+ *    rewrite is decided before the merge attempt (kernel-6.1/copy_vma.c,
+ *    the decision in module/move_merge.c);
  *  - uprobe_dup_mmap(): the fork hook where the opt-in is inherited
  *    (module/uprobe_dup_mmap.c, the same body on both builds).
  */
@@ -33,8 +33,8 @@ struct klp_func vmamerge_glue_funcs[] = {
 		.new_func = vmamerge_vma_merge,
 	},
 	{
-		.old_name = "__x64_sys_mremap",
-		.new_func = vmamerge_x64_sys_mremap,
+		.old_name = "copy_vma",
+		.new_func = vmamerge_copy_vma,
 	},
 	{
 		.old_name = "do_mmap",

@@ -48,6 +48,20 @@ unsigned long vmamerge_61_do_mmap(struct file *file, unsigned long addr,
 				  unsigned long len, unsigned long prot,
 				  unsigned long flags, unsigned long pgoff,
 				  unsigned long *populate, struct list_head *uf);
+
+/*
+ * Kernel internals copy_vma.c calls (module/ksyms.list): vma_link() is
+ * static in mm/mmap.c:470 but out of line in the Debian build; vma_close()
+ * (mm/util.c) is declared in mm/internal.h, which no header we may
+ * include pulls in.
+ */
+int vma_link(struct mm_struct *mm, struct vm_area_struct *vma);
+void vma_close(struct vm_area_struct *vma);
+
+/* copy_vma.c: replaces copy_vma() of mm/mmap.c (mremap moves). */
+struct vm_area_struct *vmamerge_copy_vma(struct vm_area_struct **vmap,
+	unsigned long addr, unsigned long len, pgoff_t pgoff,
+	bool *need_rmap_locks, bool keep_source);
 /* The same, for our own callers: their path, and what was rehomed. */
 struct vm_area_struct *vmamerge_61_vma_merge(struct mm_struct *mm,
 			struct vm_area_struct *prev, unsigned long addr,

@@ -19,6 +19,12 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
 	lockdep_assert_held_write(&vma->vm_mm->mmap_lock);
 }
 
+int vmamerge_rg_split_vma(struct vm_area_struct *vma, unsigned long addr,
+			  int new_below)
+{
+	return split_vma(vma->vm_mm, vma, addr, new_below);
+}
+
 /*
  * 6.1's vm_flags is a plain field, written under mmap_lock held for
  * writing (no per-VMA locks); its readers hold mmap_lock.

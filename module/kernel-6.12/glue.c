@@ -9,9 +9,9 @@
  *    mseal, madvise, mbind, userfaultfd) (kernel-6.12/vma_modify.c);
  *  - vma_merge_new_range(): mmap, brk, mremap expansion and the
  *    destination of mremap moves (kernel-6.12/vma_merge_new_range.c);
- *  - __x64_sys_mremap(): the mremap() entry point, to renumber and
- *    merge what a move left at its destination (module/mremap_syscall.c,
- *    the same body on both builds);
+ *  - copy_vma(): the destination of an mremap() move, where the move's
+ *    rewrite is decided before the merge attempt (kernel-6.12/copy_vma.c,
+ *    the decision in module/move_merge.c);
  *  - uprobe_dup_mmap(): the fork hook where the opt-in is inherited
  *    (module/uprobe_dup_mmap.c, the same body on both builds).
  */
@@ -48,8 +48,8 @@ struct klp_func vmamerge_glue_funcs[] = {
 		.new_func = vmamerge_vma_merge_new_range,
 	},
 	{
-		.old_name = "__x64_sys_mremap",
-		.new_func = vmamerge_x64_sys_mremap,
+		.old_name = "copy_vma",
+		.new_func = vmamerge_copy_vma,
 	},
 	{ }
 };

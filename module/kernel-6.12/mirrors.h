@@ -60,5 +60,14 @@ vmamerge_612_modify_flags_path(struct vma_iterator *vmi,
 /* vma_merge_new_range.c: replaces vma_merge_new_range() of mm/vma.c. */
 struct vm_area_struct *
 vmamerge_vma_merge_new_range(struct vma_merge_struct *vmg);
+/* The same, for our own callers: their path. */
+struct vm_area_struct *
+vmamerge_612_merge_new_range(struct vma_merge_struct *vmg,
+			     enum vmamerge_path path);
+
+/* copy_vma.c: replaces copy_vma() of mm/vma.c (mremap moves). */
+struct vm_area_struct *vmamerge_copy_vma(struct vm_area_struct **vmap,
+		unsigned long addr, unsigned long len, pgoff_t pgoff,
+		bool *need_rmap_locks, bool keep_source);
 
 #endif /* _VMAMERGE_KERNEL_6_12_MIRRORS_H */

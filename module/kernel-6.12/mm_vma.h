@@ -110,6 +110,29 @@ static inline pgoff_t vmamerge_vma_pgoff_offset(struct vm_area_struct *vma,
 		.merge_flags = VMG_FLAG_DEFAULT,			\
 	}
 
+/*
+ * As vma_iter_next_rewind() (mm/vma.h:525): the VMA after the iterator's
+ * position, the one before it in *@pprev (if @pprev), and the iterator
+ * back at the range it started from.
+ */
+static inline struct vm_area_struct *
+vmamerge_vma_iter_next_rewind(struct vma_iterator *vmi,
+			      struct vm_area_struct **pprev)
+{
+	struct vm_area_struct *next = vma_next(vmi);
+	struct vm_area_struct *prev = vma_prev(vmi);
+
+	/*
+	 * Without a previous VMA the iterator is already at the start of the
+	 * range; with one, step over it again.
+	 */
+	if (prev)
+		vma_iter_next_range(vmi);
+	if (pprev)
+		*pprev = prev;
+	return next;
+}
+
 /* As vma_iter_addr(): the address the iterator is positioned at. */
 static inline unsigned long vmamerge_vma_iter_addr(struct vma_iterator *vmi)
 {
@@ -134,6 +157,13 @@ struct vm_area_struct *vma_modify(struct vma_merge_struct *vmg);
 /* vma_expand - mm/vma.c:1016; 0 or -ENOMEM (then vmg->state may say so). */
 int vma_expand(struct vma_merge_struct *vmg);
 
+/* split_vma - mm/vma.c:463: split @vma at @addr; 0 or -ENOMEM. */
+int split_vma(struct vma_iterator *vmi, struct vm_area_struct *vma,
+	      unsigned long addr, int new_below);
+
+/* vma_link - mm/vma.c:1626: insert a new VMA into the mm; 0 or -ENOMEM. */
+int vma_link(struct mm_struct *mm, struct vm_area_struct *vma);
+
 /*
  * The stock functions the livepatch replaces (mm/vma.h:289-322).  Declared
  * only so that each replacement can be checked to have exactly the same
@@ -157,5 +187,8 @@ struct vm_area_struct *vma_modify_flags_uffd(struct vma_iterator *vmi,
 		unsigned long new_flags, struct vm_userfaultfd_ctx new_ctx,
 		bool give_up_on_oom);
 struct vm_area_struct *vma_merge_new_range(struct vma_merge_struct *vmg);
+struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
+		unsigned long addr, unsigned long len, pgoff_t pgoff,
+		bool *need_rmap_locks, bool keep_source);
 
 #endif /* _VMAMERGE_MM_VMA_H */

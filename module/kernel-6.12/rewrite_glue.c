@@ -21,6 +21,15 @@ void vmamerge_rg_vma_start_write(struct vm_area_struct *vma)
 	vma_start_write(vma);
 }
 
+/* The iterator is positioned at @addr, as move_vma() does for its splits. */
+int vmamerge_rg_split_vma(struct vm_area_struct *vma, unsigned long addr,
+			  int new_below)
+{
+	VMA_ITERATOR(vmi, vma->vm_mm, addr);
+
+	return split_vma(&vmi, vma, addr, new_below);
+}
+
 /* vm_flags_set() write-locks the VMA first, as every writer must. */
 void vmamerge_rg_vma_set_softdirty(struct vm_area_struct *vma)
 {

@@ -147,11 +147,12 @@ static inline bool vmamerge_612_can_merge_remove_vma(struct vm_area_struct *vma)
  * the caller's neighbours (not necessarily adjacent).
  */
 static void vmamerge_new_range_prepare(struct vmamerge_merge *m,
-				       struct vma_merge_struct *vmg)
+				       struct vma_merge_struct *vmg,
+				       enum vmamerge_path path)
 {
 	*m = (struct vmamerge_merge) {
 		.mm = vmg->mm,
-		.path = VMAMERGE_PATH_NEW_RANGE,
+		.path = path,
 		.prev = vmg->prev,
 		.vma = NULL,
 		.next = vmg->next,
@@ -173,9 +174,10 @@ static void vmamerge_new_range_prepare(struct vmamerge_merge *m,
 }
 
 /*
- * vmamerge_vma_merge_new_range - mirrors vma_merge_new_range(), mm/vma.c:924.
+ * vmamerge_612_merge_new_range - mirrors vma_merge_new_range(), mm/vma.c:924.
  * @vmg: the range [start, end) about to be mapped, its attributes, and the
  *       caller's prev and next; vmg->vmi positioned at or before the gap.
+ * @path: the caller, for the decision point.
  *
  * Expands prev and/or next over the range if their attributes, anon_vmas
  * and offsets allow; removes next when both merge.  Returns the expanded
@@ -183,7 +185,8 @@ static void vmamerge_new_range_prepare(struct vmamerge_merge *m,
  * VMG_FLAG_JUST_EXPAND).  mmap_lock must be held for writing.
  */
 struct vm_area_struct *
-vmamerge_vma_merge_new_range(struct vma_merge_struct *vmg)
+vmamerge_612_merge_new_range(struct vma_merge_struct *vmg,
+			     enum vmamerge_path path)
 {
 	struct vm_area_struct *prev = vmg->prev;
 	struct vm_area_struct *next = vmg->next;
@@ -209,7 +212,7 @@ vmamerge_vma_merge_new_range(struct vma_merge_struct *vmg)
 
 	active = vmamerge_mm_active(vmg->mm);
 	if (unlikely(active)) {
-		vmamerge_new_range_prepare(&m, vmg);
+		vmamerge_new_range_prepare(&m, vmg, path);
 		pgoff = vmg->pgoff;	/* what a failed merge restores */
 	}
 
@@ -274,4 +277,11 @@ vmamerge_vma_merge_new_range(struct vma_merge_struct *vmg)
 	if (unlikely(active))
 		vmamerge_merge_done(&m, NULL);
 	return NULL;
+}
+
+/* The replacement of vma_merge_new_range(): every caller of the kernel's. */
+struct vm_area_struct *
+vmamerge_vma_merge_new_range(struct vma_merge_struct *vmg)
+{
+	return vmamerge_612_merge_new_range(vmg, VMAMERGE_PATH_NEW_RANGE);
 }

@@ -911,9 +911,7 @@ if [ "$LOADED" = 1 ]; then
 	fork_hold_test
 	klp_wait_test
 	uffd_park_test mmap
-	# uffd_park_test mremap: the __x64_sys_mremap replacement holds the
-	# transitions open today; enabled once the mremap hook moved into
-	# copy_vma() (branch copyvma)
+	uffd_park_test mremap
 	leader_exit_test
 	selftests
 	cycles

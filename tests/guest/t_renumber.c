@@ -324,7 +324,8 @@ static void t_back(void)
 		ok(0, "out-and-back: mmap and mremap");
 		return;
 	}
-	expect_layout("out-and-back: out", "0-1 2-3 10-11", "0-1 2-3 10-11~");
+	/* merges with nothing there: not rewritten (no eager linear pgoff) */
+	expect_layout("out-and-back: out", "0-1 2-3 10-11~", "0-1 2-3 10-11~");
 	verified("out-and-back: out");
 	if (move(10, 1, 1, 1, 0)) {
 		ok(0, "out-and-back: mremap back");
@@ -336,7 +337,11 @@ static void t_back(void)
 	clear_window();
 }
 
-/* MREMAP_DONTUNMAP: the source stays (empty), the moved page merges */
+/*
+ * MREMAP_DONTUNMAP next to its own source: source and destination stay
+ * apart (the stock rule, which copy_vma() keeps), so nothing is rewritten.
+ * t_dontunmap_other: next to another VMA it merges.
+ */
 static void t_dontunmap(void)
 {
 	static const unsigned int want[] = { 0, 2, 1 };
@@ -351,7 +356,7 @@ static void t_dontunmap(void)
 		return;
 	}
 	/* no munmap, so the source VMA is not split either */
-	expect_layout("dontunmap", "0-3", "0-2 2-3~");
+	expect_layout("dontunmap", "0-2 2-3~", "0-2 2-3~");
 	expect_data("dontunmap", 0, want, 3);
 	verified("dontunmap");
 	clear_window();
@@ -544,7 +549,10 @@ static void t_thp_aligned(void)
 	clear_window();
 }
 
-/* moved to a misaligned place: the PMD is split; refused, counted */
+/*
+ * moved to a misaligned place (the PMD is split by the move) next to
+ * nothing: nothing is rewritten, nothing refused, the stock result
+ */
 static void t_thp_misaligned(void)
 {
 	const unsigned long n = HPG / PG;
@@ -564,7 +572,7 @@ static void t_thp_misaligned(void)
 		return;
 	}
 	expect_layout("thp misaligned", "513-1025~", "513-1025~");
-	expect_counter("thp misaligned", "refused_thp", t, 1);
+	expect_counter("thp misaligned", "refused_thp", t, 0);
 	expect_thp_data("thp misaligned", n + 1, 0, n);
 	verified("thp misaligned");
 	clear_window();
@@ -598,7 +606,9 @@ static void features(const char *f)
  * KSM page has to be in the destination VMA already: page A moved with
  * renumber off keeps its old pgoff, KSM merges it with an identical page
  * C, then page B moved behind it merges by the stock rule (pgoffs
- * continuous) and the result, not linear, is offered for renumbering.
+ * continuous): nothing to rewrite, so the KSM page is left alone and
+ * nothing is refused (before the move-time decision the merged VMA was
+ * renumbered afterwards: refused_ksm).
  */
 static void t_ksm(void)
 {
@@ -642,7 +652,7 @@ static void t_ksm(void)
 		goto out;
 	}
 	expect_layout("ksm", "3-5~ 20-21", "3-5~ 20-21");
-	expect_counter("ksm", "refused_ksm", k, 1);
+	expect_counter("ksm", "refused_ksm", k, 0);
 	expect_data("ksm", 3, want, 2);
 	verified("ksm");
 out:
@@ -695,7 +705,8 @@ static void t_ksm_mremap_migrate(void)
 		ok(0, "ksm+mremap+migrate: mremap the second half over the first");
 		goto out;
 	}
-	expect_layout("ksm+mremap+migrate", "0-16", "0-16~");
+	/* it replaces the first half: no neighbour, not rewritten */
+	expect_layout("ksm+mremap+migrate", "0-16~", "0-16~");
 	/*
 	 * Only now: with the pages mergeable before the move, ksmd could
 	 * merge some of them first, and a KSM page in the moved range is
@@ -825,7 +836,8 @@ static void t_other_av(int pageout)
 		ok(0, "%s: mremap", ctx);
 		return;
 	}
-	expect_layout3(ctx, "0-2", "0-1 1-2", "0-1 1-2~");
+	/* renumber alone cannot make it merge: nothing rewritten */
+	expect_layout3(ctx, "0-2", "0-1 1-2~", "0-1 1-2~");
 	expect_counter_tp(ctx, "vmas_transplanted", tv, 1);
 	expect_counter_tp(ctx, "merge_both", mb, 1);
 	verified(ctx);
@@ -894,7 +906,7 @@ static void t_other_av_target_forked(void)
 		ok(0, "forked target: mmap and mremap");
 		return;
 	}
-	expect_layout3("forked target", "0-2", "0-1 1-2", "0-1 1-2~");
+	expect_layout3("forked target", "0-2", "0-1 1-2~", "0-1 1-2~");
 	expect_data("forked target", 0, want, 2);
 	verified("forked target");
 	release_child(&h, "forked target: the child still reads its page");
@@ -925,7 +937,8 @@ static void t_other_av_moved_forked(void)
 		ok(0, "forked mover: mremap");
 		return;
 	}
-	expect_layout3("forked mover", "0-1 1-2", "0-1 1-2", "0-1 1-2~");
+	/* neither side may join the other: one refusal, nothing rewritten */
+	expect_layout3("forked mover", "0-1 1-2~", "0-1 1-2~", "0-1 1-2~");
 	expect_counter_tp("forked mover", "refused_shared", sh, 1);
 	ok(!check(pg(0), 1) && !check(pg(1), 4), "forked mover: every page byte-exact");
 	verified("forked mover");
@@ -970,9 +983,13 @@ static void t_thesis_312(int shared)
 }
 
 /*
- * thesis §3.3.1: as 3.1.2 with the moved page read-only: no merge, but
- * the page offset is renumbered all the same - which the mprotect() that
- * makes the protections equal then shows by merging.  Shared: neither.
+ * thesis §3.3.1: as 3.1.2 with the moved page read-only: no merge at the
+ * move, so nothing is rewritten there; the mprotect() that makes the
+ * protections equal does not renumber either (the decision point only
+ * transplants), so it stays apart - the stock result.  Issue 13's "rewrite
+ * only when it buys a merge, everywhere" would merge it at the mprotect;
+ * until then this case is a known gap (before the move-time decision the
+ * move renumbered eagerly and the mprotect merged).
  */
 static void t_thesis_331(int shared)
 {
@@ -990,19 +1007,13 @@ static void t_thesis_331(int shared)
 		ok(0, "%s: mremap", ctx);
 		return;
 	}
-	if (shared)
-		expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
-	else
-		expect_layout(ctx, "0-1 1-2", "0-1 1-2~");
+	expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
 	verified(ctx);
 	if (mprotect(pg(1), PG, PROT_READ | PROT_WRITE)) {
 		ok(0, "%s: mprotect", ctx);
 		return;
 	}
-	if (shared)
-		expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
-	else
-		expect_layout(ctx, "0-2", "0-1 1-2~");
+	expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
 	expect_data(ctx, 0, want, 2);
 	verified(ctx);
 	if (shared)
@@ -1034,7 +1045,7 @@ static void t_thesis_333(void)
 		ok(0, "3.3.3: mremap");
 		return;
 	}
-	expect_layout3("3.3.3", "0-2 2-3", "0-1 1-2 2-3", "0-1 1-2~ 2-3");
+	expect_layout3("3.3.3", "0-2 2-3", "0-1 1-2~ 2-3", "0-1 1-2~ 2-3");
 	expect_data("3.3.3", 0, want, 3);
 	verified("3.3.3");
 	release_child(&h, "3.3.3: the child still reads both blocks");
@@ -1061,7 +1072,7 @@ static void t_other_av_thp(void)
 		ok(0, "other anon_vma thp: mremap");
 		return;
 	}
-	expect_layout3("other anon_vma thp", "0-1024", "0-512 512-1024",
+	expect_layout3("other anon_vma thp", "0-1024", "0-512 512-1024~",
 		       "0-512 512-1024~");
 	kb = smaps_kb(pg(0), "AnonHugePages:");
 	ok(kb == (stock || renumber_only ? 2048 : 4096),
@@ -1069,6 +1080,324 @@ static void t_other_av_thp(void)
 	expect_thp_data("other anon_vma thp", 0, 0, n);
 	expect_thp_data("other anon_vma thp: moved", n, 0, n);
 	verified("other anon_vma thp");
+	clear_window();
+}
+
+/* ---- the move-time decision (issue 13): which side is rewritten ---- */
+
+/* the counters a move's rewrite moves, read before it */
+struct mv_counters {
+	long vr, pr, vt, pt, va, mb, mr, ma, rh;
+};
+
+static void mv_read(struct mv_counters *c)
+{
+	c->vr = counter("vmas_renumbered");
+	c->pr = counter("pages_renumbered");
+	c->vt = counter("vmas_transplanted");
+	c->pt = counter("pages_transplanted");
+	c->va = counter("vmas_adopted");
+	c->mb = counter("merge_both");
+	c->mr = counter("merge_renumber");
+	c->ma = counter("merge_adopt");
+	c->rh = counter("rehomed_unmerged");
+}
+
+/*
+ * With both features: VMAs renumbered (and their pages), VMAs transplanted
+ * (and pages), merge_both; nothing with renumber alone or stock, where
+ * these moves need a transplant.  rehomed_unmerged never moves.
+ */
+static void mv_expect(const char *ctx, const struct mv_counters *c,
+		      long vr, long pr, long vt, long pt, long mb)
+{
+	expect_counter_tp(ctx, "vmas_renumbered", c->vr, vr);
+	expect_counter_tp(ctx, "pages_renumbered", c->pr, pr);
+	expect_counter_tp(ctx, "vmas_transplanted", c->vt, vt);
+	expect_counter_tp(ctx, "pages_transplanted", c->pt, pt);
+	expect_counter_tp(ctx, "merge_both", c->mb, mb);
+	expect_delta(ctx, "rehomed_unmerged", c->rh, 0);
+}
+
+static void tags(unsigned int *t, unsigned int tag0, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		t[i] = tag0 + i;
+}
+
+/*
+ * A small block moved behind a large VMA: the block (the source) is
+ * renumbered and transplanted in place before its pages move, the large
+ * VMA keeps its (linear) numbering.
+ */
+static void t_cheap_source_prev(void)
+{
+	unsigned int want[9];
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (map_fill(0, 8, 1) || map_fill(20, 1, 9) || move(20, 1, 1, 8, 0)) {
+		ok(0, "cheap source, prev: setup");
+		return;
+	}
+	tags(want, 1, 9);
+	expect_layout3("cheap source, prev", "0-9", "0-8 8-9~", "0-8 8-9~");
+	expect_data("cheap source, prev", 0, want, 9);
+	mv_expect("cheap source, prev", &c, 1, 1, 1, 1, 1);
+	verified("cheap source, prev");
+	clear_window();
+}
+
+/*
+ * A large block moved behind a one-page VMA: the neighbour is the cheaper
+ * side; it takes the block's numbering and anon_vma, the block's pages
+ * are not touched.
+ */
+static void t_cheap_neighbour_prev(void)
+{
+	unsigned int want[9];
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (map_fill(0, 1, 1) || map_fill(20, 8, 2) || move(20, 8, 8, 1, 0)) {
+		ok(0, "cheap neighbour, prev: setup");
+		return;
+	}
+	tags(want, 1, 9);
+	expect_layout3("cheap neighbour, prev", "0-9~", "0-1 1-9~", "0-1 1-9~");
+	expect_data("cheap neighbour, prev", 0, want, 9);
+	mv_expect("cheap neighbour, prev", &c, 1, 1, 1, 1, 1);
+	verified("cheap neighbour, prev");
+	clear_window();
+}
+
+/* The same two cases with the neighbour after the destination. */
+static void t_cheap_next(void)
+{
+	unsigned int want[9];
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (map_fill(1, 8, 2) || map_fill(20, 1, 1) || move(20, 1, 1, 0, 0)) {
+		ok(0, "cheap source, next: setup");
+		return;
+	}
+	tags(want, 1, 9);
+	expect_layout3("cheap source, next", "0-9", "0-1~ 1-9", "0-1~ 1-9");
+	expect_data("cheap source, next", 0, want, 9);
+	mv_expect("cheap source, next", &c, 1, 1, 1, 1, 1);
+	verified("cheap source, next");
+	clear_window();
+
+	mv_read(&c);
+	if (map_fill(8, 1, 9) || map_fill(20, 8, 1) || move(20, 8, 8, 0, 0)) {
+		ok(0, "cheap neighbour, next: setup");
+		return;
+	}
+	expect_layout3("cheap neighbour, next", "0-9~", "0-8~ 8-9", "0-8~ 8-9");
+	expect_data("cheap neighbour, next", 0, want, 9);
+	mv_expect("cheap neighbour, next", &c, 1, 1, 1, 1, 1);
+	verified("cheap neighbour, next");
+	clear_window();
+}
+
+/*
+ * Gap fill: a block moved into the hole between two VMAs of their own
+ * anon_vmas merges with both.  Small block: it takes prev's numbering
+ * (equal costs either way: prev wins), next only changes anon_vma.  Large
+ * block: both neighbours take its numbering.
+ */
+static void t_gap_fill(void)
+{
+	unsigned int want[10];
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (map_fill(0, 4, 1) || map_fill(5, 4, 6) || map_fill(20, 1, 5) ||
+	    move(20, 1, 1, 4, 0)) {
+		ok(0, "gap fill, small: setup");
+		return;
+	}
+	tags(want, 1, 9);
+	expect_layout3("gap fill, small", "0-9", "0-4 4-5~ 5-9", "0-4 4-5~ 5-9");
+	expect_data("gap fill, small", 0, want, 9);
+	mv_expect("gap fill, small", &c, 1, 1, 2, 5, 1);
+	verified("gap fill, small");
+	clear_window();
+
+	mv_read(&c);
+	if (map_fill(0, 1, 1) || map_fill(9, 1, 10) || map_fill(20, 8, 2) ||
+	    move(20, 8, 8, 1, 0)) {
+		ok(0, "gap fill, large: setup");
+		return;
+	}
+	tags(want, 1, 10);
+	expect_layout3("gap fill, large", "0-10~", "0-1 1-9~ 9-10",
+		       "0-1 1-9~ 9-10");
+	expect_data("gap fill, large", 0, want, 10);
+	mv_expect("gap fill, large", &c, 2, 2, 2, 2, 1);
+	verified("gap fill, large");
+	clear_window();
+}
+
+/*
+ * A block moved where it merges with nothing: nothing is rewritten, its
+ * page offset stays (the stock result) in every mode.
+ */
+static void t_no_merge(void)
+{
+	unsigned int want[64];
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (map_fill(0, 64, 1) || move(0, 64, 64, 200, 0)) {
+		ok(0, "no merge: setup");
+		return;
+	}
+	tags(want, 1, 64);
+	expect_layout("no merge", "200-264~", "200-264~");
+	expect_data("no merge", 200, want, 64);
+	expect_delta("no merge", "pages_renumbered", c.pr, 0);
+	expect_delta("no merge", "vmas_renumbered", c.vr, 0);
+	expect_delta("no merge", "pages_transplanted", c.pt, 0);
+	verified("no merge");
+	clear_window();
+}
+
+/*
+ * Part of a VMA moved behind a larger VMA: the source VMA is rewritten
+ * whole (a VMA has one page offset), so the parts left behind carry the
+ * new numbering too; all of them exclusive.
+ */
+static void t_partial(void)
+{
+	static const unsigned int left[] = { 1 }, right[] = { 3, 4 };
+	unsigned int want[9];
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (map_fill(0, 4, 1) || map_fill(10, 8, 11) || move(1, 1, 1, 18, 0)) {
+		ok(0, "partial: setup");
+		return;
+	}
+	tags(want, 11, 8);
+	want[8] = 2;
+	expect_layout3("partial", "0-1~ 2-4~ 10-19", "0-1 2-4 10-18 18-19~",
+		       "0-1 2-4 10-18 18-19~");
+	expect_data("partial: moved", 10, want, 9);
+	expect_data("partial: left", 0, left, 1);
+	expect_data("partial: right", 2, right, 2);
+	mv_expect("partial", &c, 1, 4, 1, 4, 1);
+	verified("partial");
+	clear_window();
+}
+
+/*
+ * MREMAP_DONTUNMAP next to another VMA: the moved page (its own VMA, the
+ * cheaper side) joins the neighbour; the source stays, empty.
+ */
+static void t_dontunmap_other(void)
+{
+	static const unsigned int want[] = { 1, 2, 3 }, zero[] = { 0 };
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (map_fill(0, 2, 1) || map_fill(10, 1, 3)) {
+		ok(0, "dontunmap, other: mmap");
+		return;
+	}
+	if (move(10, 1, 1, 2, MREMAP_DONTUNMAP)) {
+		skip("MREMAP_DONTUNMAP refused", "dontunmap, other");
+		clear_window();
+		return;
+	}
+	expect_layout3("dontunmap, other", "0-3 10-11", "0-2 2-3~ 10-11",
+		       "0-2 2-3~ 10-11");
+	expect_data("dontunmap, other", 0, want, 3);
+	expect_data("dontunmap, other: the source", 10, zero, 1);
+	mv_expect("dontunmap, other", &c, 1, 1, 1, 1, 1);
+	verified("dontunmap, other");
+	clear_window();
+}
+
+/*
+ * CVE-2026-23077's shape: a faulted block moved next to a VMA that never
+ * faulted.  The stock 6.1/6.12 merge refuses the pair; we merge it, and
+ * the never-faulted neighbour (the cheaper side: no page) takes the
+ * block's numbering and adopts its anon_vma before any PTE moves.  Then
+ * every page is touched, the verifier runs, and all is unmapped.
+ */
+static void t_unfaulted_neighbour(int right)
+{
+	const char *ctx = right ? "unfaulted next" : "unfaulted prev";
+	unsigned int want[6] = { 0, 0, 0, 0, 0, 0 };
+	unsigned long first = right ? 0 : 4, i;
+	struct mv_counters c;
+	char *p;
+
+	mv_read(&c);
+	p = mmap(pg(right ? 2 : 0), 4 * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != pg(right ? 2 : 0) || map_fill(20, 2, 7) ||
+	    move(20, 2, 2, first, 0)) {
+		ok(0, "%s: setup", ctx);
+		return;
+	}
+	expect_layout3(ctx, "0-6~", right ? "0-2~ 2-6" : "0-4 4-6~",
+		       right ? "0-2~ 2-6" : "0-4 4-6~");
+	expect_counter_tp(ctx, "vmas_adopted", c.va, 1);
+	expect_counter_tp(ctx, "merge_both", c.mb, 1);
+	expect_counter_tp(ctx, "pages_renumbered", c.pr, 0);
+	expect_delta(ctx, "rehomed_unmerged", c.rh, 0);
+	verified(ctx);
+	want[first] = 7;
+	want[first + 1] = 8;
+	expect_data(ctx, 0, want, 6);
+	for (i = 0; i < 6; i++) {
+		if (i != first && i != first + 1) {
+			fill(pg(i), 30 + i);
+			want[i] = 30 + i;
+		}
+	}
+	expect_data(ctx, 0, want, 6);
+	verified(ctx);
+	/* the whole merged VMA goes: its anon_vma with the last page */
+	clear_window();
+	verified(ctx);
+}
+
+/*
+ * The source is shared with a child (not the cheaper side here, the large
+ * neighbour is): it cannot be rewritten, nothing changes, one refusal.
+ */
+static int big_child(void)
+{
+	return check(pg(20), 9);
+}
+
+static void t_source_refused(void)
+{
+	long sh = counter("refused_shared");
+	struct mv_counters c;
+	struct holder h;
+
+	if (map_fill(0, 8, 1) || map_fill(20, 1, 9) ||
+	    hold_child(&h, big_child)) {
+		ok(0, "source refused: setup");
+		return;
+	}
+	mv_read(&c);
+	if (move(20, 1, 1, 8, 0)) {
+		ok(0, "source refused: mremap");
+		return;
+	}
+	expect_layout3("source refused", "0-8 8-9~", "0-8 8-9~", "0-8 8-9~");
+	expect_counter_tp("source refused", "refused_shared", sh, 1);
+	mv_expect("source refused", &c, 0, 0, 0, 0, 0);
+	verified("source refused");
+	release_child(&h, "source refused: the child still reads its page");
 	clear_window();
 }
 
@@ -1118,6 +1447,16 @@ int main(int argc, char **argv)
 	t_thesis_331(0);
 	t_thesis_331(1);
 	t_thesis_333();
+	t_cheap_source_prev();
+	t_cheap_neighbour_prev();
+	t_cheap_next();
+	t_gap_fill();
+	t_no_merge();
+	t_partial();
+	t_dontunmap_other();
+	t_unfaulted_neighbour(0);
+	t_unfaulted_neighbour(1);
+	t_source_refused();
 	t_migrating(migrate);
 	return tap_exit();
 }
