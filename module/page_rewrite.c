@@ -21,6 +21,8 @@
  * rewrite never races with one, whatever rmap lock it uses.
  */
 #include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/sysfs.h>
 #include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/huge_mm.h>
@@ -79,6 +81,40 @@ enum vmamerge_counter vmamerge_refusal_counter(enum vmamerge_refusal r)
 	return vmamerge_refusal_counters[r];
 }
 
+/*
+ * rewrite_max_pages: read once per rewrite (READ_ONCE, no lock: a rewrite
+ * that began under the old budget finishes under it).  Values outside
+ * 1..VMAMERGE_REWRITE_MAX_PAGES are refused with EINVAL and change nothing.
+ */
+static unsigned long vmamerge_rewrite_budget = VMAMERGE_REWRITE_DEFAULT_PAGES;
+
+static int vmamerge_param_budget_set(const char *val,
+				     const struct kernel_param *kp)
+{
+	unsigned long v;
+	int err = kstrtoul(val, 0, &v);
+
+	if (err)
+		return err;
+	if (!v || v > VMAMERGE_REWRITE_MAX_PAGES)
+		return -EINVAL;
+	WRITE_ONCE(vmamerge_rewrite_budget, v);
+	return 0;
+}
+
+static int vmamerge_param_budget_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(vmamerge_rewrite_budget));
+}
+
+static const struct kernel_param_ops vmamerge_param_budget_ops = {
+	.set = vmamerge_param_budget_set,
+	.get = vmamerge_param_budget_get,
+};
+module_param_cb(rewrite_max_pages, &vmamerge_param_budget_ops, NULL, 0644);
+MODULE_PARM_DESC(rewrite_max_pages,
+		 "largest VMA, in pages, one rewrite takes on (1..524288, default 32768 = 128 MiB); larger ones are refused_too_large");
+
 enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
 					    struct vm_area_struct *vma)
 {
@@ -87,7 +123,7 @@ enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
 	memset(rw, 0, sizeof(*rw));
 	rw->mm = vma->vm_mm;
 	rw->vma = vma;
-	if (pages > VMAMERGE_REWRITE_MAX_PAGES)
+	if (pages > READ_ONCE(vmamerge_rewrite_budget))
 		return VMAMERGE_R_TOO_LARGE;
 	/* at most one folio per page of the VMA */
 	rw->max_folios = pages;

@@ -82,8 +82,15 @@ static inline bool vmamerge_refusal_transient(enum vmamerge_refusal r)
 const char *vmamerge_refusal_name(enum vmamerge_refusal r);
 enum vmamerge_counter vmamerge_refusal_counter(enum vmamerge_refusal r);
 
-/* Largest VMA (in pages) one rewrite takes on: 2 GiB, a 4 MiB list. */
+/*
+ * The budget of one rewrite, in pages of the VMA (module parameter
+ * rewrite_max_pages, page_rewrite.c): a larger VMA is refused_too_large.
+ * It bounds how long one rewrite holds the root anon_vma lock and how many
+ * folio locks it holds at once.  Never more than the hard limit: 2 GiB,
+ * a 4 MiB list.
+ */
 #define VMAMERGE_REWRITE_MAX_PAGES	(1UL << 19)
+#define VMAMERGE_REWRITE_DEFAULT_PAGES	(1UL << 15)	/* 128 MiB */
 /* VMAs up to this many pages use the list inside the struct (no alloc). */
 #define VMAMERGE_REWRITE_INLINE		16
 

@@ -1401,6 +1401,47 @@ static void t_source_refused(void)
 	clear_window();
 }
 
+/*
+ * The rewrite budget (module parameter rewrite_max_pages): a merge whose
+ * cheaper side is larger than the budget is refused_too_large and keeps
+ * the stock layout; the parameter refuses values out of range.
+ */
+#define BUDGET_PARAM "/sys/module/vmamerge/parameters/rewrite_max_pages"
+
+static void t_budget(void)
+{
+	long tl = counter("refused_too_large");
+	unsigned int want[10];
+	struct mv_counters c;
+	char old[32] = "";
+
+	if (read_file(BUDGET_PARAM, old, sizeof(old)) <= 0) {
+		skip("no module", "budget");
+		return;
+	}
+	ok(write_file(BUDGET_PARAM, "0", 1) == -EINVAL &&
+	   write_file(BUDGET_PARAM, "524289", 6) == -EINVAL,
+	   "budget: rewrite_max_pages refuses 0 and 524289 with EINVAL");
+	if (write_file(BUDGET_PARAM, "1", 1)) {
+		ok(0, "budget: rewrite_max_pages=1");
+		return;
+	}
+	mv_read(&c);
+	if (map_fill(0, 8, 1) || map_fill(20, 2, 9) || move(20, 2, 2, 8, 0)) {
+		ok(0, "budget: setup");
+		write_file(BUDGET_PARAM, old, strlen(old));
+		return;
+	}
+	write_file(BUDGET_PARAM, old, strlen(old));
+	tags(want, 1, 10);
+	expect_layout3("budget", "0-8 8-10~", "0-8 8-10~", "0-8 8-10~");
+	expect_counter_tp("budget", "refused_too_large", tl, 1);
+	mv_expect("budget", &c, 0, 0, 0, 0, 0);
+	expect_data("budget", 0, want, 10);
+	verified("budget");
+	clear_window();
+}
+
 int main(int argc, char **argv)
 {
 	int quick = 0;
@@ -1454,6 +1495,7 @@ int main(int argc, char **argv)
 	t_no_merge();
 	t_partial();
 	t_dontunmap_other();
+	t_budget();
 	t_unfaulted_neighbour(0);
 	t_unfaulted_neighbour(1);
 	t_source_refused();
