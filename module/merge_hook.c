@@ -51,8 +51,9 @@ void vmamerge_merge_prepare(struct vmamerge_merge *m)
 {
 	vmamerge_count(m->mm, VMAMERGE_C_MERGE_ATTEMPTS, 1);
 	m->softdirty = vmamerge_range_softdirty(m);
-	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
-		vmamerge_transplant_for_merge(m);
+	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT |
+			     VMAMERGE_FEATURE_RENUMBER))
+		vmamerge_rehome_for_merge(m);
 }
 
 /*
@@ -107,6 +108,12 @@ void vmamerge_merge_done(struct vmamerge_merge *m,
 		/* the decision point expected a merge: should stay 0 */
 		if (m->rehomed)
 			vmamerge_count(m->mm, VMAMERGE_C_REHOMED_UNMERGED, 1);
+	} else if (m->rehomed & VMAMERGE_REHOMED_RENUMBER) {
+		cause = m->rehomed == VMAMERGE_REHOMED_RENUMBER ?
+			VMAMERGE_CAUSE_RENUMBER : VMAMERGE_CAUSE_BOTH;
+		vmamerge_count(m->mm, cause == VMAMERGE_CAUSE_RENUMBER ?
+			       VMAMERGE_C_MERGE_RENUMBER :
+			       VMAMERGE_C_MERGE_BOTH, 1);
 	} else if (m->rehomed & VMAMERGE_REHOMED_TRANSPLANT) {
 		cause = VMAMERGE_CAUSE_TRANSPLANT;
 		vmamerge_count(m->mm, VMAMERGE_C_MERGE_TRANSPLANT, 1);

@@ -98,8 +98,7 @@ static void vmamerge_mv_refused(struct vmamerge_move *mv,
 				enum vmamerge_refusal r)
 {
 	vmamerge_count(mv->mm, vmamerge_refusal_counter(r), 1);
-	trace_vmamerge_refuse(mv->mm, VMAMERGE_PATH_MREMAP_MOVE,
-			      vma->vm_start, vma->vm_end, r);
+	trace_vmamerge_refuse(mv->mm, mv->path, vma->vm_start, vma->vm_end, r);
 }
 
 /* A part's rewrite cost in pages (see the top of this file). */
@@ -110,7 +109,10 @@ static unsigned long vmamerge_mv_cost(struct vm_area_struct *vma)
 
 /*
  * The VMA whose anon_vma every part carries after the rewrite when @a
- * anchors it: @a, or, never faulted, the source.
+ * anchors it: @a, or, never faulted, the source.  Only an in-place range
+ * (vmamerge_rehome_in_place()) may have a never-faulted source; with
+ * both never faulted the owner has no anon_vma, and a faulted part cannot
+ * join it (vmamerge_mv_feasible()).
  */
 static struct vm_area_struct *vmamerge_mv_owner(struct vmamerge_mv_part *p,
 						int a)
@@ -155,8 +157,13 @@ static enum vmamerge_refusal vmamerge_mv_feasible(struct vmamerge_move *mv,
 		return VMAMERGE_R_SPECIAL;
 	if (vma->anon_vma == av)
 		return VMAMERGE_R_NONE;
-	/* a step the features leave out: not a refusal, not counted */
-	if (!vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
+	/*
+	 * A step the features leave out, or a faulted part next to an
+	 * anchor and source that never faulted: no anon_vma to join (that
+	 * plan loses to the one anchored at the faulted part).  Not a
+	 * refusal, not counted.
+	 */
+	if (!vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT) || !av)
 		return VMAMERGE_NR_REFUSALS;
 	if (vma->anon_vma)
 		return vmamerge_transplant_allowed(vma, owner);
@@ -345,59 +352,61 @@ static void vmamerge_mv_refused_step(struct vmamerge_move *mv,
 		vmamerge_mv_refused(mv, vma, r);
 }
 
-bool vmamerge_move_prepare(struct vmamerge_move *mv)
+/*
+ * The anchor whose plan merges the most neighbours, then rewrites the
+ * fewest pages; -1 if no plan merges any.  *@first: the first refusal
+ * met, for the count when nothing merges.
+ */
+static int vmamerge_mv_choose(struct vmamerge_move *mv,
+			      struct vmamerge_mv_part *p,
+			      enum vmamerge_refusal *first)
 {
 	/* the order of preference on ties: keep a neighbour's numbering */
 	static const int order[] = {
 		VMAMERGE_MV_PREV, VMAMERGE_MV_NEXT, VMAMERGE_MV_SRC
 	};
-	struct vm_area_struct *src = mv->src;
-	struct vmamerge_mv_part p[VMAMERGE_MV_N] = { };
 	struct vmamerge_mv_plan plan, best = { .merged = -1 };
-	enum vmamerge_refusal first = VMAMERGE_R_NONE, r;
-	struct vmamerge_merge m;
 	int a, i, anchor = -1;
-	pgoff_t old;
-	u64 t0;
 
-	/* never faulted: copy_vma() linearises it; nothing we rewrite */
-	if (!src->anon_vma || !vmamerge_vma_rewritable(src))
-		return false;
-	m = (struct vmamerge_merge) {
-		.mm = mv->mm,
-		.flags = src->vm_flags,
-		.policy = vma_policy(src),
-		.uffd_ctx = src->vm_userfaultfd_ctx,
-		.anon_name = anon_vma_name(src),
-	};
-	p[VMAMERGE_MV_SRC].vma = src;
-	p[VMAMERGE_MV_SRC].start = mv->addr;
-	p[VMAMERGE_MV_SRC].key = mv->pgoff - (mv->addr >> PAGE_SHIFT);
-	vmamerge_mv_neighbour(mv, &m, p, VMAMERGE_MV_PREV, mv->prev,
-			      mv->prev && mv->prev->vm_end == mv->addr);
-	vmamerge_mv_neighbour(mv, &m, p, VMAMERGE_MV_NEXT, mv->next,
-			      mv->next && mv->next->vm_start == mv->end);
-	/* the stock logic merges every neighbour that needs nothing */
-	for (i = 0; i < VMAMERGE_MV_N; i++)
-		if (p[i].vma && vmamerge_mv_needs(p, i, VMAMERGE_MV_SRC))
-			break;
-	if (i == VMAMERGE_MV_N)
-		return false;
-	/* the most neighbours merged, then the fewest pages rewritten */
+	*first = VMAMERGE_R_NONE;
 	for (i = 0; i < ARRAY_SIZE(order); i++) {
 		a = order[i];
 		if (!p[a].vma)
 			continue;
 		vmamerge_mv_evaluate(mv, p, a, &plan);
-		if (!first)
-			first = plan.refusal;
+		if (!*first)
+			*first = plan.refusal;
 		if (plan.merged > best.merged ||
 		    (plan.merged == best.merged && plan.cost < best.cost)) {
 			best = plan;
 			anchor = a;
 		}
 	}
-	if (best.merged <= 0) {
+	return best.merged > 0 ? anchor : -1;
+}
+
+/*
+ * The decision and the rewrite, for the parts in @p (the source and the
+ * neighbours that would merge but for offsets and anon_vmas).  Returns
+ * whether anything was rewritten; @mv->pgoff follows the source's offset.
+ */
+static bool vmamerge_mv_run(struct vmamerge_move *mv,
+			    struct vmamerge_mv_part *p)
+{
+	struct vm_area_struct *src = mv->src;
+	enum vmamerge_refusal first, r;
+	int i, anchor;
+	pgoff_t old;
+	u64 t0;
+
+	/* the stock logic merges every neighbour that needs nothing */
+	for (i = 0; i < VMAMERGE_MV_N; i++)
+		if (p[i].vma && vmamerge_mv_needs(p, i, VMAMERGE_MV_SRC))
+			break;
+	if (i == VMAMERGE_MV_N)
+		return false;
+	anchor = vmamerge_mv_choose(mv, p, &first);
+	if (anchor < 0) {
 		/* a merge only a rewrite could make, and none is possible */
 		if (first)
 			vmamerge_mv_refused_step(mv, src, first);
@@ -427,6 +436,75 @@ bool vmamerge_move_prepare(struct vmamerge_move *mv)
 out:
 	vmamerge_count(mv->mm, VMAMERGE_C_TIME_NS, ktime_get_ns() - t0);
 	return mv->renumbered || mv->rehomed;
+}
+
+/* The source part: the range [@addr, ...) of @src at page offset @pgoff. */
+static void vmamerge_mv_source(struct vmamerge_mv_part *p,
+			       struct vm_area_struct *src, unsigned long addr,
+			       pgoff_t pgoff)
+{
+	p[VMAMERGE_MV_SRC].vma = src;
+	p[VMAMERGE_MV_SRC].start = addr;
+	p[VMAMERGE_MV_SRC].key = pgoff - (addr >> PAGE_SHIFT);
+}
+
+bool vmamerge_move_prepare(struct vmamerge_move *mv)
+{
+	struct vm_area_struct *src = mv->src;
+	struct vmamerge_mv_part p[VMAMERGE_MV_N] = { };
+	struct vmamerge_merge m;
+
+	/* never faulted: copy_vma() linearises it; nothing we rewrite */
+	if (!src->anon_vma || !vmamerge_vma_rewritable(src))
+		return false;
+	m = (struct vmamerge_merge) {
+		.mm = mv->mm,
+		.flags = src->vm_flags,
+		.policy = vma_policy(src),
+		.uffd_ctx = src->vm_userfaultfd_ctx,
+		.anon_name = anon_vma_name(src),
+	};
+	vmamerge_mv_source(p, src, mv->addr, mv->pgoff);
+	vmamerge_mv_neighbour(mv, &m, p, VMAMERGE_MV_PREV, mv->prev,
+			      mv->prev && mv->prev->vm_end == mv->addr);
+	vmamerge_mv_neighbour(mv, &m, p, VMAMERGE_MV_NEXT, mv->next,
+			      mv->next && mv->next->vm_start == mv->end);
+	return vmamerge_mv_run(mv, p);
+}
+
+/*
+ * vmamerge_rehome_in_place - the same decision for an existing range
+ * (mprotect() & co., path @m->path): [@m->start, @m->end) of @m->vma,
+ * with @left and/or @right (either may be NULL) the neighbours that would
+ * merge with it but for offsets and anon_vmas (transplant_merge.c found
+ * them: attributes, soft-dirty rule, adjacency as the stock logic looks).
+ * The source is the whole of @m->vma, which may be never faulted here.
+ * Updates @m->pgoff, @m->anon_vma and @m->rehomed
+ * (VMAMERGE_REHOMED_RENUMBER for an offset change).  mmap_lock held for
+ * writing.
+ */
+void vmamerge_rehome_in_place(struct vmamerge_merge *m,
+			      struct vm_area_struct *left,
+			      struct vm_area_struct *right)
+{
+	struct vmamerge_mv_part p[VMAMERGE_MV_N] = { };
+	struct vmamerge_move mv = {
+		.mm = m->mm, .path = m->path, .src = m->vma,
+		.addr = m->start, .end = m->end, .pgoff = m->pgoff,
+	};
+
+	vmamerge_mv_source(p, m->vma, m->start, m->pgoff);
+	if (left)
+		vmamerge_mv_neighbour(&mv, m, p, VMAMERGE_MV_PREV, left, true);
+	if (right)
+		vmamerge_mv_neighbour(&mv, m, p, VMAMERGE_MV_NEXT, right, true);
+	if (!vmamerge_mv_run(&mv, p))
+		return;
+	m->pgoff = mv.pgoff;
+	m->anon_vma = m->vma->anon_vma;
+	m->rehomed |= mv.rehomed;
+	if (mv.renumbered)
+		m->rehomed |= VMAMERGE_REHOMED_RENUMBER;
 }
 
 /*

@@ -37,8 +37,17 @@
  *    merge attempt (move_merge.c, path VMAMERGE_PATH_MREMAP_MOVE, which
  *    this file leaves alone).
  *
- * mmap_lock is held for writing throughout; each VMA whose anon_vma
- * changes is write-locked first (6.12 per-VMA locks).
+ * Page offsets (the renumber feature): an existing range whose neighbour
+ * would merge but for the offset as well - the thesis's §3.3.1, a page
+ * moved with another protection and given the common one later - goes to
+ * the move's decision instead (vmamerge_rehome_in_place(), move_merge.c):
+ * the same O(1) choice of the side that rewrites the fewest pages, the
+ * whole of the range's VMA being one side, offsets and anon_vmas in one
+ * pass.  Neither a new range (its offset is the caller's) nor 6.1's
+ * post-mmap() offer is renumbered; see vmamerge_may_renumber().
+ *
+ * mmap_lock is held for writing throughout; each VMA whose anon_vma or
+ * offset changes is write-locked first (6.12 per-VMA locks).
  */
 #include <linux/err.h>
 #include <linux/kernel.h>
@@ -104,9 +113,17 @@ static bool vmamerge_sets_range_flags(const struct vmamerge_merge *m)
 			  m->path == VMAMERGE_PATH_VMA_MERGE);
 }
 
+/* Does @nb's numbering continue the range's? */
+static bool vmamerge_pgoff_continues(const struct vmamerge_merge *m,
+				     const struct vm_area_struct *nb)
+{
+	return nb->vm_pgoff - PHYS_PFN(nb->vm_start) ==
+	       m->pgoff - PHYS_PFN(m->start);
+}
+
 /*
  * A neighbour @nb that would merge with the range of @m but for its
- * anon_vma: is it still a candidate for a transplant or adoption?  Not if
+ * anon_vma (or page offset): is it still a candidate for a rewrite?  Not if
  * the merge would lose its soft-dirty state.  pagemap reports a page
  * soft-dirty when its PTE is or its VMA has VM_SOFTDIRTY - the only record
  * for a page without a PTE - and clear_refs clears both; a merge keeps
@@ -120,23 +137,47 @@ static bool vmamerge_sets_range_flags(const struct vmamerge_merge *m)
 static bool vmamerge_candidate(struct vmamerge_merge *m,
 			       struct vm_area_struct *nb)
 {
+	bool anon_ok;
+
 	if (!vmamerge_attrs_match(m, nb))
+		return false;
+	anon_ok = vmamerge_stock_anon_ok(m->anon_vma, nb);
+	/* an anon_vma change the features leave out: nothing to refuse */
+	if (!anon_ok && !vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
 		return false;
 	if (!vmamerge_sets_range_flags(m) ||
 	    !(nb->vm_flags & VM_SOFTDIRTY) || (m->flags & VM_SOFTDIRTY) ||
-	    vmamerge_stock_anon_ok(m->anon_vma, nb))
+	    (anon_ok && vmamerge_pgoff_continues(m, nb)))
 		return true;
 	vmamerge_tm_refused(m, nb, VMAMERGE_R_SOFTDIRTY);
 	return false;
 }
 
-/* The VMA before the range, if it would merge but for the anon_vma. */
-static struct vm_area_struct *vmamerge_left(struct vmamerge_merge *m)
+/*
+ * May the range's offsets change for this merge?  An existing range with
+ * the renumber feature, on a path that changes attributes in place
+ * (vmamerge_rehome_in_place() rewrites the cheaper side); not a new range
+ * (its offset is the caller's), nor 6.1's post-mmap() offer
+ * (VMAMERGE_PATH_MMAP: 6.12 merges a new mapping as a new range, and both
+ * kernels should agree).
+ */
+static bool vmamerge_may_renumber(const struct vmamerge_merge *m)
+{
+	return m->vma && m->path != VMAMERGE_PATH_MMAP &&
+	       vmamerge_feature(VMAMERGE_FEATURE_RENUMBER);
+}
+
+/*
+ * The VMA before the range, if it would merge but for the anon_vma - and,
+ * with @any_pgoff, the page offset.
+ */
+static struct vm_area_struct *vmamerge_left(struct vmamerge_merge *m,
+					    bool any_pgoff)
 {
 	struct vm_area_struct *prev = m->prev;
 
 	if (!prev || prev == m->vma || prev->vm_end != m->start ||
-	    prev->vm_pgoff + vma_pages(prev) != m->pgoff)
+	    (!any_pgoff && prev->vm_pgoff + vma_pages(prev) != m->pgoff))
 		return NULL;
 	return vmamerge_candidate(m, prev) ? prev : NULL;
 }
@@ -145,14 +186,16 @@ static struct vm_area_struct *vmamerge_left(struct vmamerge_merge *m)
  * The VMA after the range, likewise.  The stock logic looks right only
  * when an existing range ends where its VMA ends.
  */
-static struct vm_area_struct *vmamerge_right(struct vmamerge_merge *m)
+static struct vm_area_struct *vmamerge_right(struct vmamerge_merge *m,
+					     bool any_pgoff)
 {
 	struct vm_area_struct *next = m->next;
 
 	if (!next || next == m->vma || m->no_right ||
 	    next->vm_start != m->end ||
 	    (m->vma && m->end != m->vma->vm_end) ||
-	    m->pgoff + PHYS_PFN(m->end - m->start) != next->vm_pgoff)
+	    (!any_pgoff &&
+	     m->pgoff + PHYS_PFN(m->end - m->start) != next->vm_pgoff))
 		return NULL;
 	return vmamerge_candidate(m, next) ? next : NULL;
 }
@@ -287,17 +330,26 @@ static void vmamerge_unify_new(struct vmamerge_merge *m,
 	vmamerge_join(m, right, left);
 }
 
-void vmamerge_transplant_for_merge(struct vmamerge_merge *m)
+void vmamerge_rehome_for_merge(struct vmamerge_merge *m)
 {
+	bool renumber = vmamerge_may_renumber(m);
 	struct vm_area_struct *left, *right;
 
 	/* a move's rewrite was decided before (move_merge.c) */
 	if (m->path == VMAMERGE_PATH_MREMAP_MOVE ||
 	    (m->vma && !vmamerge_vma_rewritable(m->vma)))
 		return;
-	left = vmamerge_left(m);
-	right = vmamerge_right(m);
+	left = vmamerge_left(m, renumber);
+	right = vmamerge_right(m, renumber);
 	if (!left && !right)
+		return;
+	/* an offset differs: the move's decision, cheaper side rewritten */
+	if (renumber && ((left && !vmamerge_pgoff_continues(m, left)) ||
+			 (right && !vmamerge_pgoff_continues(m, right)))) {
+		vmamerge_rehome_in_place(m, left, right);
+		return;
+	}
+	if (!vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
 		return;
 	if (m->vma) {
 		vmamerge_unify_existing(m, m->vma, left, right);

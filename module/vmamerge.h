@@ -127,16 +127,18 @@ struct vmamerge_merge {
 
 #define VMAMERGE_REHOMED_TRANSPLANT	(1U << 0)	/* pages moved */
 #define VMAMERGE_REHOMED_ADOPT		(1U << 1)	/* an empty VMA joined */
+#define VMAMERGE_REHOMED_RENUMBER	(1U << 2)	/* an offset changed */
 
 /*
  * vmamerge_merge_prepare - decision point, before the stock merge logic.
  * Called under mmap_lock held for writing, only for active mms.  With the
- * transplant feature it may give VMAs of the merge another anon_vma
- * (transplant_merge.c) and then updates @m->anon_vma.
+ * features it may give VMAs of the merge another anon_vma and, for an
+ * existing range, another page offset (transplant_merge.c, move_merge.c)
+ * and then updates @m->anon_vma and @m->pgoff.
  */
 void vmamerge_merge_prepare(struct vmamerge_merge *m);
-/* transplant_merge.c: unify the anon_vmas of a merge that differs only there */
-void vmamerge_transplant_for_merge(struct vmamerge_merge *m);
+/* transplant_merge.c: make offsets and anon_vmas of a merge agree */
+void vmamerge_rehome_for_merge(struct vmamerge_merge *m);
 /* ... whether @vma may merge with @m's range but for anon_vma and offsets */
 bool vmamerge_attrs_match(const struct vmamerge_merge *m,
 			  struct vm_area_struct *vma);
@@ -155,10 +157,13 @@ void vmamerge_merge_done(struct vmamerge_merge *m,
  * @src: the source VMA; [@addr, @end) the destination range; @pgoff its
  * page offset (updated when the source is renumbered); @prev, @next: the
  * VMAs around the destination (either may be NULL or not adjacent).
+ * @path: VMAMERGE_PATH_MREMAP_MOVE, or the in-place path that uses the
+ * same decision (vmamerge_rehome_in_place()), for trace events.
  * @renumbered, @rehomed (VMAMERGE_REHOMED_*): what was rewritten.
  */
 struct vmamerge_move {
 	struct mm_struct *mm;
+	enum vmamerge_path path;
 	struct vm_area_struct *src;
 	unsigned long addr;
 	unsigned long end;
@@ -182,6 +187,10 @@ struct vm_area_struct *vmamerge_move_isolate(struct vm_area_struct *vma,
 					     unsigned long addr,
 					     unsigned long len, pgoff_t pgoff);
 void vmamerge_move_done(struct vmamerge_move *mv, struct vm_area_struct *merged);
+/* The same decision for an existing range next to @left and/or @right */
+void vmamerge_rehome_in_place(struct vmamerge_merge *m,
+			      struct vm_area_struct *left,
+			      struct vm_area_struct *right);
 /* transplant.c: the workqueue that releases emptied anon_vmas */
 int vmamerge_transplant_init(void);
 void vmamerge_transplant_exit(void);

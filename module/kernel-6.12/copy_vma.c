@@ -142,7 +142,8 @@ struct vm_area_struct *vmamerge_copy_vma(struct vm_area_struct **vmap,
 	if (may_merge && unlikely(vmamerge_mm_active(mm)) &&
 	    vmamerge_feature(VMAMERGE_FEATURE_RENUMBER)) {
 		mv = (struct vmamerge_move) {
-			.mm = mm, .src = vma, .addr = addr, .end = addr + len,
+			.mm = mm, .path = VMAMERGE_PATH_MREMAP_MOVE,
+			.src = vma, .addr = addr, .end = addr + len,
 			.pgoff = pgoff, .prev = vmg.prev, .next = vmg.next,
 		};
 		if (vmamerge_move_prepare(&mv)) {

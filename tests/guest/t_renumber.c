@@ -494,6 +494,50 @@ static void t_partly_shared(void)
 	clear_window();
 }
 
+/* ---- the move-time decision (issue 13): which side is rewritten ---- */
+
+/* the counters a move's rewrite moves, read before it */
+struct mv_counters {
+	long vr, pr, vt, pt, va, mb, mr, ma, rh;
+};
+
+static void mv_read(struct mv_counters *c)
+{
+	c->vr = counter("vmas_renumbered");
+	c->pr = counter("pages_renumbered");
+	c->vt = counter("vmas_transplanted");
+	c->pt = counter("pages_transplanted");
+	c->va = counter("vmas_adopted");
+	c->mb = counter("merge_both");
+	c->mr = counter("merge_renumber");
+	c->ma = counter("merge_adopt");
+	c->rh = counter("rehomed_unmerged");
+}
+
+/*
+ * With both features: VMAs renumbered (and their pages), VMAs transplanted
+ * (and pages), merge_both; nothing with renumber alone or stock, where
+ * these moves need a transplant.  rehomed_unmerged never moves.
+ */
+static void mv_expect(const char *ctx, const struct mv_counters *c,
+		      long vr, long pr, long vt, long pt, long mb)
+{
+	expect_counter_tp(ctx, "vmas_renumbered", c->vr, vr);
+	expect_counter_tp(ctx, "pages_renumbered", c->pr, pr);
+	expect_counter_tp(ctx, "vmas_transplanted", c->vt, vt);
+	expect_counter_tp(ctx, "pages_transplanted", c->pt, pt);
+	expect_counter_tp(ctx, "merge_both", c->mb, mb);
+	expect_delta(ctx, "rehomed_unmerged", c->rh, 0);
+}
+
+static void tags(unsigned int *t, unsigned int tag0, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		t[i] = tag0 + i;
+}
+
 static int map_thp(unsigned long first, unsigned long n)
 {
 	unsigned long i;
@@ -578,6 +622,45 @@ static void t_thp_misaligned(void)
 	clear_window();
 }
 
+/*
+ * A THP whose PMD mapping was split (mprotect() of one page and back: a
+ * large folio mapped by PTEs) moved next to a larger VMA of another
+ * mapping: the THP is the cheaper side, and a PTE-mapped large folio is
+ * never rewritten - refused_thp, nothing changed, the stock layout.
+ */
+static void t_thp_pte_mapped(void)
+{
+	const unsigned long n = HPG / PG;
+	const char *ctx = "thp pte-mapped";
+	long t = counter("refused_thp");
+
+	/* the neighbour gets VM_HUGEPAGE too (no aligned 2 MiB inside it) */
+	if (map_thp(0, n) || map_fill(600, 600, 1) ||
+	    madvise(pg(600), 600 * PG, MADV_HUGEPAGE)) {
+		ok(0, "%s: mmap", ctx);
+		return;
+	}
+	if (smaps_kb(pg(0), "AnonHugePages:") < 2048) {
+		skip("no THP here", "%s", ctx);
+		clear_window();
+		return;
+	}
+	if (mprotect(pg(5), PG, PROT_READ) ||
+	    mprotect(pg(5), PG, PROT_READ | PROT_WRITE) ||
+	    move(0, n, n, 1200, 0)) {
+		ok(0, "%s: split the PMD, mremap", ctx);
+		return;
+	}
+	expect_layout3(ctx, "600-1200 1200-1712~", "600-1200 1200-1712~",
+		       "600-1200 1200-1712~");
+	expect_counter_tp(ctx, "refused_thp", t, 1);
+	expect_thp_data(ctx, 1200, 0, n);
+	ok(!check(pg(600), 1) && !check(pg(1199), 600),
+	   "%s: the neighbour byte-exact", ctx);
+	verified(ctx);
+	clear_window();
+}
+
 #define KSM_DIR "/sys/kernel/mm/ksm/"
 
 /* make ksmd run, fast (root); @run keeps its old state for ksm_restore() */
@@ -600,6 +683,45 @@ static void features(const char *f)
 	write_file(DBG_FEATURES, f, strlen(f));
 }
 
+/* 0 once KSM merges @pages pages of this process (10 s at most) */
+static int ksm_wait(int pages)
+{
+	char buf[64];
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (read_file("/proc/self/ksm_merging_pages", buf, sizeof(buf)) > 0 &&
+		    atol(buf) >= pages)
+			return 0;
+		usleep(50000);
+	}
+	return -1;
+}
+
+#define PM_PRESENT	(1ULL << 63)
+#define PM_PFN		((1ULL << 55) - 1)
+
+/*
+ * 0 once KSM made @a and @b one page (the same PFN in pagemap, read as
+ * root; 10 s at most).  ksm_merging_pages alone may still count pages of
+ * a test before that ksmd has not rescanned since they were unmapped.
+ */
+static int ksm_same_page(const void *a, const void *b)
+{
+	unsigned long long ea, eb;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		ea = pagemap_entry(a);
+		eb = pagemap_entry(b);
+		if ((ea & PM_PRESENT) && (ea & PM_PFN) &&
+		    (ea & PM_PFN) == (eb & PM_PFN))
+			return 0;
+		usleep(50000);
+	}
+	return -1;
+}
+
 /*
  * KSM pages are never rewritten.  mremap() itself breaks KSM sharing in
  * the range it moves (ksm_madvise(MADV_UNMERGEABLE) in move_vma()), so the
@@ -614,7 +736,7 @@ static void t_ksm(void)
 {
 	static const unsigned int want[] = { 1, 2 };
 	long k = counter("refused_ksm");
-	char buf[64], run[16] = "";
+	char run[16] = "";
 	int i;
 
 	ksm_on(run, sizeof(run));
@@ -637,13 +759,7 @@ static void t_ksm(void)
 		skip("no KSM", "ksm");
 		goto out;
 	}
-	for (i = 0; i < 200; i++) {
-		if (read_file("/proc/self/ksm_merging_pages", buf, sizeof(buf)) > 0 &&
-		    atol(buf) >= 2)
-			break;
-		usleep(50000);
-	}
-	if (i == 200) {
+	if (ksm_wait(2)) {
 		skip("KSM did not merge within 10 s", "ksm");
 		goto out;
 	}
@@ -655,6 +771,50 @@ static void t_ksm(void)
 	expect_counter("ksm", "refused_ksm", k, 0);
 	expect_data("ksm", 3, want, 2);
 	verified("ksm");
+out:
+	clear_window();
+	ksm_restore(run);
+}
+
+/*
+ * A KSM page in the neighbour that would be the cheaper side: an 8-page
+ * block moved behind a one-page VMA whose page KSM merged with an
+ * identical page elsewhere.  (The source never holds KSM pages: mremap()
+ * breaks KSM sharing in the range it moves.)  The neighbour cannot be
+ * rewritten - refused_ksm - and neither side changes.
+ */
+static void t_ksm_neighbour(void)
+{
+	const char *ctx = "ksm neighbour";
+	long k = counter("refused_ksm");
+	unsigned int want[9];
+	char run[16] = "";
+
+	ksm_on(run, sizeof(run));
+	if (map_fill(0, 1, 1) || map_fill(30, 1, 1) || map_fill(20, 8, 2)) {
+		ok(0, "%s: mmap", ctx);
+		goto out;
+	}
+	if (madvise(pg(0), PG, MADV_MERGEABLE) ||
+	    madvise(pg(30), PG, MADV_MERGEABLE) ||
+	    madvise(pg(20), 8 * PG, MADV_MERGEABLE)) {
+		skip("no KSM", "%s", ctx);
+		goto out;
+	}
+	if (ksm_same_page(pg(0), pg(30))) {
+		skip("KSM did not merge within 10 s", "%s", ctx);
+		goto out;
+	}
+	if (move(20, 8, 8, 1, 0)) {
+		ok(0, "%s: mremap", ctx);
+		goto out;
+	}
+	expect_layout3(ctx, "0-1 1-9~ 30-31", "0-1 1-9~ 30-31",
+		       "0-1 1-9~ 30-31");
+	expect_counter_tp(ctx, "refused_ksm", k, 1);
+	tags(want, 1, 9);
+	expect_data(ctx, 0, want, 9);
+	verified(ctx);
 out:
 	clear_window();
 	ksm_restore(run);
@@ -984,17 +1144,19 @@ static void t_thesis_312(int shared)
 
 /*
  * thesis §3.3.1: as 3.1.2 with the moved page read-only: no merge at the
- * move, so nothing is rewritten there; the mprotect() that makes the
- * protections equal does not renumber either (the decision point only
- * transplants), so it stays apart - the stock result.  Issue 13's "rewrite
- * only when it buys a merge, everywhere" would merge it at the mprotect;
- * until then this case is a known gap (before the move-time decision the
- * move renumbered eagerly and the mprotect merged).
+ * move, so nothing is rewritten there (no eager linearisation); the
+ * mprotect() that makes the protections equal renumbers the moved page
+ * (the cheaper side on a tie keeps the neighbour's numbering) and merges
+ * - with renumber alone too, both pages come from one mapping, one
+ * anon_vma.  With @shared (a child keeps the pages) the renumbering at
+ * the mprotect() is refused and counted: the stock result.
  */
 static void t_thesis_331(int shared)
 {
 	const char *ctx = shared ? "3.3.1 shared" : "3.3.1";
 	static const unsigned int want[] = { 1, 3 };
+	long sh = counter("refused_shared");
+	struct mv_counters c;
 	struct holder h;
 
 	if (map_fill(0, 3, 1) || munmap(pg(1), PG) ||
@@ -1003,21 +1165,137 @@ static void t_thesis_331(int shared)
 		ok(0, "%s: setup", ctx);
 		return;
 	}
+	mv_read(&c);
 	if (move(2, 1, 1, 1, 0)) {
 		ok(0, "%s: mremap", ctx);
 		return;
 	}
 	expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
+	expect_counter(ctx, "vmas_renumbered", c.vr, 0);
 	verified(ctx);
 	if (mprotect(pg(1), PG, PROT_READ | PROT_WRITE)) {
 		ok(0, "%s: mprotect", ctx);
 		return;
 	}
-	expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
+	if (shared)
+		expect_layout(ctx, "0-1 1-2~", "0-1 1-2~");
+	else
+		expect_layout(ctx, "0-2", "0-1 1-2~");
+	expect_counter(ctx, "vmas_renumbered", c.vr, !shared);
+	expect_counter(ctx, "pages_renumbered", c.pr, !shared);
+	expect_counter(ctx, "merge_renumber", c.mr, !shared);
+	expect_counter(ctx, "refused_shared", sh, shared);
+	expect_delta(ctx, "rehomed_unmerged", c.rh, 0);
 	expect_data(ctx, 0, want, 2);
 	verified(ctx);
 	if (shared)
 		release_child(&h, "3.3.1 shared: child");
+	clear_window();
+}
+
+/*
+ * The end of both cases below: pages [@first, @first + @n) made writable
+ * merge with both features (layout @merged, one VMA renumbered with one
+ * page, @vt VMAs with @pt pages transplanted, one merge_both) and stay
+ * @apart otherwise; pages 0-8 hold tags 1-9.
+ */
+static void inplace_writable(const char *ctx, unsigned long first,
+			     unsigned long n, const char *merged,
+			     const char *apart, long vt, long pt)
+{
+	unsigned int want[9];
+	struct mv_counters c;
+
+	mv_read(&c);
+	if (mprotect(pg(first), n * PG, PROT_READ | PROT_WRITE)) {
+		ok(0, "%s: mprotect", ctx);
+		return;
+	}
+	tags(want, 1, 9);
+	expect_layout3(ctx, merged, apart, apart);
+	expect_data(ctx, 0, want, 9);
+	mv_expect(ctx, &c, 1, 1, vt, pt, 1);
+	verified(ctx);
+	clear_window();
+}
+
+/*
+ * The in-place paths choose the cheaper side as a move does: a large
+ * block moved read-only behind a one-page VMA of another mapping, then
+ * made writable - the one-page VMA takes the block's numbering and
+ * anon_vma, the block's pages are not touched.
+ */
+static void t_inplace_cheap_neighbour(void)
+{
+	const char *ctx = "mprotect, cheap neighbour";
+
+	if (map_fill(0, 1, 1) || map_fill(20, 8, 2) ||
+	    mprotect(pg(20), 8 * PG, PROT_READ) || move(20, 8, 8, 1, 0)) {
+		ok(0, "%s: setup", ctx);
+		return;
+	}
+	expect_layout(ctx, "0-1 1-9~", "0-1 1-9~");
+	inplace_writable(ctx, 1, 8, "0-9~", "0-1 1-9~", 1, 1);
+}
+
+/*
+ * A one-page block moved read-only into the gap between two VMAs of their
+ * own mappings, then made writable: one mprotect() merges all three (the
+ * block takes prev's numbering and anon_vma, next is transplanted).
+ * Renumber alone: nothing (both neighbours need another anon_vma).
+ */
+static void t_inplace_gap(void)
+{
+	const char *ctx = "mprotect, gap";
+
+	if (map_fill(0, 4, 1) || map_fill(5, 4, 6) || map_fill(20, 1, 5) ||
+	    mprotect(pg(20), PG, PROT_READ) || move(20, 1, 1, 4, 0)) {
+		ok(0, "%s: setup", ctx);
+		return;
+	}
+	inplace_writable(ctx, 4, 1, "0-9", "0-4 4-5~ 5-9", 2, 5);
+}
+
+/*
+ * A never-faulted range next to a moved VMA: mapped read-only after the
+ * move, then made writable.  It costs nothing to rewrite: it takes the
+ * moved VMA's numbering and adopts its anon_vma, no page is touched.
+ * Then every page is written and read back.
+ */
+static void t_inplace_unfaulted(void)
+{
+	const char *ctx = "mprotect, unfaulted range";
+	unsigned int want[4] = { 7, 8, 0, 0 };
+	struct mv_counters c;
+	char *p;
+
+	if (map_fill(20, 2, 7) || move(20, 2, 2, 0, 0)) {
+		ok(0, "%s: setup", ctx);
+		return;
+	}
+	p = mmap(pg(2), 2 * PG, PROT_READ,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != pg(2)) {
+		ok(0, "%s: mmap", ctx);
+		return;
+	}
+	mv_read(&c);
+	if (mprotect(pg(2), 2 * PG, PROT_READ | PROT_WRITE)) {
+		ok(0, "%s: mprotect", ctx);
+		return;
+	}
+	expect_layout3(ctx, "0-4~", "0-2~ 2-4", "0-2~ 2-4");
+	expect_counter_tp(ctx, "vmas_adopted", c.va, 1);
+	expect_counter_tp(ctx, "merge_both", c.mb, 1);
+	expect_counter_tp(ctx, "pages_renumbered", c.pr, 0);
+	expect_delta(ctx, "rehomed_unmerged", c.rh, 0);
+	expect_data(ctx, 0, want, 4);
+	fill(pg(2), 9);
+	fill(pg(3), 10);
+	want[2] = 9;
+	want[3] = 10;
+	expect_data(ctx, 0, want, 4);
+	verified(ctx);
 	clear_window();
 }
 
@@ -1081,50 +1359,6 @@ static void t_other_av_thp(void)
 	expect_thp_data("other anon_vma thp: moved", n, 0, n);
 	verified("other anon_vma thp");
 	clear_window();
-}
-
-/* ---- the move-time decision (issue 13): which side is rewritten ---- */
-
-/* the counters a move's rewrite moves, read before it */
-struct mv_counters {
-	long vr, pr, vt, pt, va, mb, mr, ma, rh;
-};
-
-static void mv_read(struct mv_counters *c)
-{
-	c->vr = counter("vmas_renumbered");
-	c->pr = counter("pages_renumbered");
-	c->vt = counter("vmas_transplanted");
-	c->pt = counter("pages_transplanted");
-	c->va = counter("vmas_adopted");
-	c->mb = counter("merge_both");
-	c->mr = counter("merge_renumber");
-	c->ma = counter("merge_adopt");
-	c->rh = counter("rehomed_unmerged");
-}
-
-/*
- * With both features: VMAs renumbered (and their pages), VMAs transplanted
- * (and pages), merge_both; nothing with renumber alone or stock, where
- * these moves need a transplant.  rehomed_unmerged never moves.
- */
-static void mv_expect(const char *ctx, const struct mv_counters *c,
-		      long vr, long pr, long vt, long pt, long mb)
-{
-	expect_counter_tp(ctx, "vmas_renumbered", c->vr, vr);
-	expect_counter_tp(ctx, "pages_renumbered", c->pr, pr);
-	expect_counter_tp(ctx, "vmas_transplanted", c->vt, vt);
-	expect_counter_tp(ctx, "pages_transplanted", c->pt, pt);
-	expect_counter_tp(ctx, "merge_both", c->mb, mb);
-	expect_delta(ctx, "rehomed_unmerged", c->rh, 0);
-}
-
-static void tags(unsigned int *t, unsigned int tag0, unsigned long n)
-{
-	unsigned long i;
-
-	for (i = 0; i < n; i++)
-		t[i] = tag0 + i;
 }
 
 /*
@@ -1475,6 +1709,8 @@ int main(int argc, char **argv)
 	t_thp_aligned();
 	t_thp_misaligned();
 	t_ksm();
+	t_ksm_neighbour();
+	t_thp_pte_mapped();
 	t_ksm_mremap_migrate();
 	t_fork_after();
 	t_other_av(0);
@@ -1487,6 +1723,9 @@ int main(int argc, char **argv)
 	t_thesis_312(1);
 	t_thesis_331(0);
 	t_thesis_331(1);
+	t_inplace_cheap_neighbour();
+	t_inplace_gap();
+	t_inplace_unfaulted();
 	t_thesis_333();
 	t_cheap_source_prev();
 	t_cheap_neighbour_prev();

@@ -619,21 +619,6 @@ static void cg_leave(void)
 	rmdir(CG_T);
 }
 
-/* /proc/self/pagemap's entry for @p */
-static unsigned long long pagemap(const void *p)
-{
-	unsigned long long e = 0;
-	int f = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-
-	if (f >= 0) {
-		if (pread(f, &e, sizeof(e), (unsigned long)p / PG * sizeof(e)) !=
-		    (ssize_t)sizeof(e))
-			e = 0;
-		close(f);
-	}
-	return e;
-}
-
 #define PM_SWAP		(1ULL << 62)
 #define PM_SWAP_ENTRY	((1ULL << 55) - 1)	/* type and offset */
 
@@ -686,8 +671,8 @@ static void test_ksm_swapped(void)
 	write_long(KSM "run", 0);	/* stop ksmd; the merged page stays */
 	for (i = 0; i < 10; i++) {
 		put(CG_T "/memory.reclaim", "16M");
-		e0 = pagemap(p);
-		e1 = pagemap(p + PG);
+		e0 = pagemap_entry(p);
+		e1 = pagemap_entry(p + PG);
 		if ((e0 & PM_SWAP) && (e1 & PM_SWAP))
 			break;
 	}
@@ -700,7 +685,7 @@ static void test_ksm_swapped(void)
 	ok(1, "KSM page swapped out: both PTEs name one swap slot");
 	c = p[0];			/* the first address reads it back */
 	(void)c;
-	e1 = pagemap(p + PG);
+	e1 = pagemap_entry(p + PG);
 	ok((e1 & PM_SWAP) != 0,
 	   "KSM page swapped out: the second PTE still names the slot");
 	check(verify_self(&v), &v, NULL, -1, -1,

@@ -468,6 +468,21 @@ char *aligned_window(unsigned long len)
 	return (char *)(((unsigned long)r + align - 1) & ~(align - 1));
 }
 
+unsigned long long pagemap_entry(const void *p)
+{
+	unsigned long long e = 0;
+	long psz = sysconf(_SC_PAGESIZE);
+	int f = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (f >= 0) {
+		if (pread(f, &e, sizeof(e),
+			  (unsigned long)p / psz * sizeof(e)) != (ssize_t)sizeof(e))
+			e = 0;
+		close(f);
+	}
+	return e;
+}
+
 long stats_counter(const char *name)
 {
 	char buf[8192], *p;
