@@ -18,7 +18,7 @@
 KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
 PREFIX ?= /usr/local
-# udev reads /etc/udev/rules.d (the administrator's) and /lib/udev/rules.d
+# udev reads /etc/udev/rules.d (the administrator's) and /usr/lib/udev/rules.d
 # (packages': debian/rules sets it)
 UDEVRULESDIR ?= /etc/udev/rules.d
 VERSION_DKMS := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(CURDIR)/dkms.conf)

@@ -1,10 +1,11 @@
 #!/bin/bash
-# tests/deb-test.sh [--static] [SUITE...]: the Debian packages of debian/
-# (docs/testing.md, "The Debian packages").
+# tests/deb-test.sh [--static | SUITE...]: the Debian packages of debian/
+# (docs/testing.md, "The Debian packages").  No argument: both parts,
+# bookworm; --static: the first only; SUITE...: the second only.
 #
 #   static (no root, a second): debian/changelog's version is dkms.conf's
 #   PACKAGE_VERSION, and debian/rules refuses to build when they differ;
-#   then, per SUITE (default bookworm; root: a chroot):
+#   per SUITE (default bookworm; root: a chroot):
 #   `dpkg-buildpackage -us -uc -b` of a copy of the working tree (tracked
 #   and untracked files not ignored by git, no .git) in the cached build
 #   root of SUITE (tools/build-root.sh SUITE deb: debootstrap, the suite's
@@ -20,11 +21,11 @@
 #       (debian/not-installed: the package database lists the files), the
 #       packages add /usr/share/doc/PKG/{changelog.gz,copyright}, the
 #       manual page is compressed (vmamerge.8 -> vmamerge.8.gz, policy),
-#       and the udev rule is the package's, in /lib/udev/rules.d, not the
+#       and the udev rule is the package's, in /usr/lib/udev/rules.d, not the
 #       administrator's /etc/udev/rules.d (debian/rules: UDEVRULESDIR);
 #     - vmamerge-dkms has dh_dkms's postinst (dkms common.postinst) and
-#       prerm (dkms remove), Depends on dkms (>= 3.0.3-4~, dh_dkms's floor
-#       for BUILD_EXCLUSIVE_CONFIG) and Recommends vmamerge at its own
+#       prerm (dkms remove), Depends on dkms (>= dh_dkms's floor for
+#       BUILD_EXCLUSIVE_CONFIG) and Recommends vmamerge at its own
 #       version; vmamerge Depends on libc6 (shlibs) and Recommends
 #       vmamerge-dkms at its own version; the one conffile is the kernel
 #       hook (vmamerge-dkms);
@@ -67,30 +68,40 @@ ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$repo/dkms.conf")
 chver=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' "$repo/debian/changelog")
 
 # ---- static ----------------------------------------------------------------
-t "dkms.conf has a PACKAGE_VERSION ($ver)" test -n "$ver"
-t "debian/changelog's version ($chver) is dkms.conf's ($ver)" test "$chver" = "$ver"
-t "debian/vmamerge-dkms.dkms installs the top dkms.conf" \
-	test "$(cat "$repo/debian/vmamerge-dkms.dkms")" = dkms.conf
-# debian/rules itself refuses a divergence (dpkg-dev's default.mk reads
-# the changelog)
-rules_configure() { # DIR
+# rules_configure DIR: debian/rules' version check in DIR (dpkg-dev's
+# default.mk reads the changelog)
+rules_configure() {
 	make -s -C "$1" -f debian/rules override_dh_auto_configure >"$1.log" 2>&1
 }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmamerge-deb.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/rules"
-cp -a "$repo/debian" "$repo/dkms.conf" "$tmp/rules/"
-t "debian/rules: versions equal, configure passes" rules_configure "$tmp/rules"
-sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="9.9.9"/' "$tmp/rules/dkms.conf"
-if rules_configure "$tmp/rules"; then
-	t "debian/rules: dkms.conf 9.9.9 against changelog $chver refuses to build" false
-else
-	t "debian/rules: dkms.conf 9.9.9 against changelog $chver refuses to build" \
-		grep -q 'make them equal' "$tmp/rules.log"
-fi
-[[ ${1:-} != --static ]] || finish
+
+static_test() {
+	t "dkms.conf has a PACKAGE_VERSION ($ver)" test -n "$ver"
+	t "debian/changelog's version ($chver) is dkms.conf's ($ver)" test "$chver" = "$ver"
+	t "debian/vmamerge-dkms.dkms installs the top dkms.conf" \
+		test "$(cat "$repo/debian/vmamerge-dkms.dkms")" = dkms.conf
+	# debian/rules itself refuses a divergence
+	mkdir -p "$tmp/rules"
+	cp -a "$repo/debian" "$repo/dkms.conf" "$tmp/rules/"
+	t "debian/rules: versions equal, configure passes" rules_configure "$tmp/rules"
+	sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="9.9.9"/' "$tmp/rules/dkms.conf"
+	if rules_configure "$tmp/rules"; then
+		t "debian/rules: dkms.conf 9.9.9 against changelog $chver refuses to build" false
+	else
+		t "debian/rules: dkms.conf 9.9.9 against changelog $chver refuses to build" \
+			grep -q 'make them equal' "$tmp/rules.log"
+	fi
+}
 
 # ---- per suite -----------------------------------------------------------------
+# README's commands of the Debian route: its build line is "sudo apt-get
+# build-dep ./ && dpkg-buildpackage ..."; the build runs the second half.
+readme_deb=$(awk '/^#+ / { on = ($0 ~ /^### Debian packages/) } on && /^    [^ ]/ { sub(/^    /, ""); print }' \
+	"$repo/README.md")
+readme_build=$(head -n1 <<<"$readme_deb")
+readme_build=${readme_build#* && }
+
 # debian/control's binary packages and their architectures ("name arch")
 control_pkgs() {
 	awk '/^Package:/ { p = $2 } /^Architecture:/ && p { print p, $2; p = "" }' "$repo/debian/control"
@@ -103,7 +114,7 @@ field() { dpkg-deb -f "$1" "$2"; }
 # pkg_path PATH: where the packages put what make install puts at PATH
 pkg_path() {
 	case $1 in
-	etc/udev/rules.d/*) echo "lib/udev/rules.d/${1#etc/udev/rules.d/}" ;;
+	etc/udev/rules.d/*) echo "usr/lib/udev/rules.d/${1#etc/udev/rules.d/}" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -126,14 +137,24 @@ suite_test() { # SUITE
 		tar -C "$repo" --exclude=.git -cf - . | tar -xf - -C "$src"
 	fi
 	log=$work/build.log
-	echo "# $suite: dpkg-buildpackage -us -uc -b in $src (log: $log)"
-	if ! bash "$repo/tools/build-root.sh" --run "$root" /bin/sh -c \
-		'cd "$1" && dpkg-buildpackage -us -uc -b' sh "$src" >"$log" 2>&1; then
+	# README's build command, as written, by an unprivileged user (nobody
+	# owns the copy); the build dependencies are the root's.
+	[[ $readme_build == "dpkg-buildpackage "* ]] ||
+		{ t "$suite: README's build command is dpkg-buildpackage ($readme_build)" false; return; }
+	chown -R nobody "$work"
+	echo "# $suite: $readme_build in $src as nobody (log: $log)"
+	if ! bash "$repo/tools/build-root.sh" --run "$root" runuser -u nobody -- /bin/sh -c \
+		'cd "$1" && HOME=/tmp eval "$2"' sh "$src" "$readme_build" >"$log" 2>&1; then
 		tail -n 30 "$log" | show
-		t "$suite: dpkg-buildpackage -us -uc -b" false
+		t "$suite: $readme_build (README), not as root" false
 		return
 	fi
-	t "$suite: dpkg-buildpackage -us -uc -b" true
+	t "$suite: $readme_build (README), not as root" true
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	t "$suite: README's build dependencies resolve: apt-get build-dep -s ./" \
+		bash "$repo/tools/build-root.sh" --run "$root" /bin/sh -c \
+		'cd "$1" && apt-get build-dep -s ./ >/dev/null' sh "$src"
+	chown -R root "$work"
 	# The reference: make install into a staging directory, same root.
 	if ! bash "$repo/tools/build-root.sh" --run "$root" /bin/sh -c \
 		'make -s -C "$1" install DESTDIR="$2" PREFIX=/usr' sh "$src" "$work/ref" >"$work/install.log" 2>&1; then
@@ -221,8 +242,9 @@ suite_test() { # SUITE
 	# shellcheck disable=SC2016 # the script's own text
 	t "$suite: $p: prerm from dh_dkms (dkms remove)" \
 		grep -q 'dkms remove -m $DKMS_NAME -v $DKMS_VERSION --all' "$work/ctl/$p/prerm"
-	t "$suite: $p: Depends dkms (>= 3.0.3-4~)" \
-		grep -qx 'dkms (>= 3.0.3-4~)' <(field "$work/${p}_${ver}_all.deb" Depends | tr ',' '\n' | sed 's/^ *//')
+	# (the floor is dh_dkms's: bookworm 3.0.3-4~, trixie 3.0.11)
+	d=$(field "$work/${p}_${ver}_all.deb" Depends | tr ',' '\n' | sed -n 's/^ *\(dkms (>= [^)]*)\)$/\1/p')
+	t "$suite: $p: Depends ${d:-dkms}" test -n "$d"
 	t "$suite: $p: Recommends vmamerge (= $ver)" \
 		test "$(field "$work/${p}_${ver}_all.deb" Recommends)" = "vmamerge (= $ver)"
 	t "$suite: $p: conffile /etc/kernel/postinst.d/vmamerge (the kernel hook)" \
@@ -232,7 +254,7 @@ suite_test() { # SUITE
 		grep -q '^libc6 (>= ' <(field "$work/${p}_${ver}_amd64.deb" Depends | tr ',' '\n' | sed 's/^ *//')
 	t "$suite: $p: Recommends vmamerge-dkms (= $ver)" \
 		test "$(field "$work/${p}_${ver}_amd64.deb" Recommends)" = "vmamerge-dkms (= $ver)"
-	t "$suite: $p: no conffiles (the udev rule is in /lib/udev/rules.d)" \
+	t "$suite: $p: no conffiles (the udev rule is in /usr/lib/udev/rules.d)" \
 		test ! -e "$work/ctl/$p/conffiles"
 	t "$suite: $p: no maintainer scripts" \
 		test -z "$(find "$work/ctl/$p" -regex '.*/\(pre\|post\)\(inst\|rm\)')"
@@ -253,7 +275,11 @@ suite_test() { # SUITE
 	t "$suite: lintian ran (a .changes checked)" grep -q . <(printf '%s' "$changes")
 }
 
-if (($#)); then suites=("$@"); else suites=(bookworm); fi
+case ${1:-} in
+--static) static_test; finish ;;
+"") static_test; suites=(bookworm) ;;
+*) suites=("$@") ;;
+esac
 [[ $(id -u) == 0 ]] || { t "root (debootstrap, chroot) for the package builds" false; finish; }
 for s in "${suites[@]}"; do
 	suite_test "$s"

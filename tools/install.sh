@@ -11,7 +11,7 @@
 #      package does that in its postinst);
 #   4. installs the CLI, man page, bash completion, uapi header under
 #      $DESTDIR$PREFIX, the udev rule in $DESTDIR$UDEVRULESDIR
-#      (/etc/udev/rules.d; the Debian package: /lib/udev/rules.d), the
+#      (/etc/udev/rules.d; the Debian package: /usr/lib/udev/rules.d), the
 #      kernel hook in $DESTDIR/etc/kernel/postinst.d, and a manifest of
 #      everything it wrote: $DESTDIR/var/lib/vmamerge/manifest.
 # Any failure undoes what this run did (in reverse order; files it
