@@ -30,7 +30,15 @@
 #       vmamerge-dkms at its own version; the one conffile is the kernel
 #       hook (vmamerge-dkms);
 #     - lintian (the suite's) reports no error and no warning outside
-#       $lintian_kept below.
+#       $lintian_kept below;
+#     - installed with dpkg -i in a throwaway overlay of the build root
+#       (tests/deb-install.sh; nothing is loaded): the postinst builds the
+#       module with dkms for a validated build whose unpacked header tree
+#       stands in for an installed linux-headers, and nothing for an
+#       unlisted release; the kernel hook's note; `vmamerge --version`;
+#       dpkg --purge leaves no module, dkms tree or source, and the file
+#       list (package database, /etc, /usr, /lib/modules, /var/lib/dkms)
+#       equals the one before.
 # TAP-like; the last line "deb-test: N passed, N failed".
 #
 # Environment: VMAMERGE_CACHE; work directory $VMAMERGE_CACHE/deb/SUITE/
@@ -40,6 +48,9 @@ set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 export VMAMERGE_CACHE=$cache
+# builds_of, kdir_of, kdir_ready
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$repo/tests/lib.sh"
 
 # lintian tags kept, and why (docs/testing.md repeats them).
 lintian_kept=(
@@ -273,6 +284,68 @@ suite_test() { # SUITE
 		'NF && ($1 == "E" || index(kept, " " $2 " ") == 0)')
 	t "$suite: lintian: no error, no warning but the kept ones (${lintian_kept[*]})" test -z "$unexpected"
 	t "$suite: lintian ran (a .changes checked)" grep -q . <(printf '%s' "$changes")
+
+	install_test "$suite" "$root" "$work" "$src"
+}
+
+# install_rel SUITE: "RELEASE DEBIAN-VERSION" of a validated build
+# compiled with SUITE's gcc (bookworm 12, trixie 14) whose header tree
+# tests/setup.sh unpacked
+install_rel() {
+	local want r
+	case $1 in
+	bookworm) want=12 ;;
+	trixie) want=14 ;;
+	*) return 1 ;;
+	esac
+	while read -r _ r v _; do
+		kdir_ready "$r" || continue
+		grep -qE "^CONFIG_CC_VERSION_TEXT=\".*gcc.* $want\." "$(kdir_of "$r")/.config" &&
+			{ echo "$r $v"; return 0; }
+	done < <(builds_of full smoke)
+	return 1
+}
+
+# install_test SUITE ROOT WORK SRC: tests/deb-install.sh (dpkg -i, what
+# dh_dkms's postinst does for a validated and an unlisted kernel, the
+# kernel hook, dpkg --purge, the file list before and after) in a
+# throwaway overlay of ROOT: the cached root stays as it is.
+install_test() {
+	local suite=$1 root=$2 work=$3 src=$4 rel v deps line ovl=$3/ovl unlisted=6.99.0-1-amd64
+	if ! read -r rel v < <(install_rel "$suite"); then
+		t "$suite install: a validated build of $suite's compiler with headers # SKIP none in $cache/headers" true
+		return
+	fi
+	# What the header tree's tools need: its linux-kbuild package's
+	# Depends (libelf, libssl, zlib; pahole on 6.12), which a real
+	# linux-headers installation brings along.
+	deps=$(for f in "$cache"/debs/linux-kbuild-*_"${v//:/%3a}"_amd64.deb; do
+		[[ -f $f ]] && dpkg-deb -f "$f" Depends
+	done | tr ',' '\n' | sed -E 's/^ *//; s/[ (|].*//' | grep -vx 'libc6' | LC_ALL=C sort -u | tr '\n' ' ')
+	echo "# $suite install: dpkg -i in an overlay of the build root, module for $rel (logs: $work/dpkg-*.log)"
+	rm -rf "$ovl"
+	mkdir -p "$ovl"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private -- /bin/sh -c '
+		o=$1 root=$2; shift 2
+		mkdir -p "$o/upper" "$o/wk" "$o/merged" &&
+		mount -t overlay overlay -o "lowerdir=$root,upperdir=$o/upper,workdir=$o/wk" "$o/merged" &&
+		cp /etc/resolv.conf "$o/merged/etc/resolv.conf" &&
+		exec bash "$0" --run "$o/merged" "$@"' "$repo/tools/build-root.sh" "$ovl" "$root" \
+		/bin/bash "$src/tests/deb-install.sh" "$work" "$ver" "$rel" "$(kdir_of "$rel")" "$unlisted" "$deps" \
+		"$(find "$cache/kernels/$rel/" -path '*/kernel/*' -name '*.ko*' -size -64k 2>/dev/null | head -n1)" \
+		>"$work/install-test.log" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) t "$suite install: ${line#ok - }" true ;;
+		"not ok - "*) t "$suite install: ${line#not ok - }" false ;;
+		DEB-INSTALL-END) ;;
+		*) printf '%s\n' "$line" ;;
+		esac
+	done <"$work/install-test.log"
+	grep -q '^DEB-INSTALL-END' "$work/install-test.log" ||
+		t "$suite install: tests/deb-install.sh ran to the end" false
+	rm -rf "$ovl"
 }
 
 case ${1:-} in
