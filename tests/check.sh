@@ -583,7 +583,7 @@ main() {
 	run_step "README's table is module/builds.list's" step_readme_table
 	run_step "debian/changelog's version is dkms.conf's" step_deb_static
 	# shellcheck disable=SC2086 # a list of suites
-	run_step "Debian packages (${VMAMERGE_DEB_SUITES:-bookworm}): dpkg-buildpackage, files as make install's, lintian, dpkg -i and --purge" \
+	run_step "Debian packages (${VMAMERGE_DEB_SUITES:-bookworm}): dpkg-buildpackage, files as make install's, lintian, install and purge" \
 		step_deb ${VMAMERGE_DEB_SUITES:-bookworm}
 	run_step "guest test programs" step_guest_build
 	local done_series=" "

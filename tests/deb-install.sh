@@ -52,9 +52,13 @@ snapshot() { # OUT
 }
 snapshot "$work/before"
 
-dpkg -i "$work/vmamerge-dkms_${ver}_all.deb" "$work/vmamerge_${ver}_amd64.deb" >"$work/dpkg-i.log" 2>&1
-check "dpkg -i vmamerge-dkms vmamerge: exit 0" test $? = 0
-grep -vE '^(\(Reading|Selecting|Preparing|Unpacking|Processing)' "$work/dpkg-i.log" | show
+# README's install line, from the source directory as there (its
+# linux-headers-$(uname -r) aside: the stand-ins above), by apt
+(cd "$work/vmamerge-$ver" && apt-get install -y -o Dpkg::Use-Pty=0 ../vmamerge-dkms_*_all.deb ../vmamerge_*_amd64.deb) \
+	>"$work/dpkg-i.log" 2>&1
+check "apt-get install ../vmamerge-dkms_*_all.deb ../vmamerge_*_amd64.deb: exit 0" test $? = 0
+grep -vE '^(\(Reading|Selecting|Preparing|Unpacking|Processing|Get:|Building dependency|Reading|Note,|Need to|After this)|^ *$' \
+	"$work/dpkg-i.log" | show
 # (vmamerge.ko, or .ko.xz where dkms compresses as the kernel's modules are)
 ko=$(find "/lib/modules/$rel/updates/dkms" -name 'vmamerge.ko*' 2>/dev/null | head -n1)
 ko=${ko:-/lib/modules/$rel/updates/dkms/vmamerge.ko}
@@ -73,9 +77,10 @@ printf '%s\n' "$out" | show
 check "  ... says it is not a validated build" grep -q "not a validated build" <<<"$out"
 check "vmamerge --version says $ver" grep -q "$ver" <(vmamerge --version 2>&1)
 
-dpkg --purge vmamerge vmamerge-dkms >"$work/dpkg-purge.log" 2>&1
-check "dpkg --purge vmamerge vmamerge-dkms: exit 0" test $? = 0
-grep -vE '^(\(Reading|Processing)' "$work/dpkg-purge.log" | show
+# README's uninstall line
+apt-get purge -y -o Dpkg::Use-Pty=0 vmamerge vmamerge-dkms >"$work/dpkg-purge.log" 2>&1
+check "apt-get purge vmamerge vmamerge-dkms: exit 0" test $? = 0
+grep -vE '^(\(Reading|Processing|Building dependency|Reading|After this)|^ *$' "$work/dpkg-purge.log" | show
 check "prerm (dh_dkms): no module, no dkms tree, no source left" \
 	test ! -e "$ko" -a ! -e /var/lib/dkms/vmamerge -a ! -e "/usr/src/vmamerge-$ver"
 snapshot "$work/after"

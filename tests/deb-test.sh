@@ -31,14 +31,14 @@
 #       hook (vmamerge-dkms);
 #     - lintian (the suite's) reports no error and no warning outside
 #       $lintian_kept below;
-#     - installed with dpkg -i in a throwaway overlay of the build root
-#       (tests/deb-install.sh; nothing is loaded): the postinst builds the
-#       module with dkms for a validated build whose unpacked header tree
-#       stands in for an installed linux-headers, and nothing for an
-#       unlisted release; the kernel hook's note; `vmamerge --version`;
-#       dpkg --purge leaves no module, dkms tree or source, and the file
-#       list (package database, /etc, /usr, /lib/modules, /var/lib/dkms)
-#       equals the one before.
+#     - installed with README's apt-get install in a throwaway overlay of
+#       the build root (tests/deb-install.sh; nothing is loaded): the
+#       postinst builds the module with dkms for a validated build whose
+#       unpacked header tree stands in for an installed linux-headers, and
+#       nothing for an unlisted release; the kernel hook's note; `vmamerge
+#       --version`; README's apt-get purge leaves no module, dkms tree or
+#       source, and the file list (package database, /etc, /usr,
+#       /lib/modules, /var/lib/dkms) equals the one before.
 # TAP-like; the last line "deb-test: N passed, N failed".
 #
 # Environment: VMAMERGE_CACHE; work directory $VMAMERGE_CACHE/deb/SUITE/
@@ -306,9 +306,9 @@ install_rel() {
 	return 1
 }
 
-# install_test SUITE ROOT WORK SRC: tests/deb-install.sh (dpkg -i, what
+# install_test SUITE ROOT WORK SRC: tests/deb-install.sh (apt-get install, what
 # dh_dkms's postinst does for a validated and an unlisted kernel, the
-# kernel hook, dpkg --purge, the file list before and after) in a
+# kernel hook, apt-get purge, the file list before and after) in a
 # throwaway overlay of ROOT: the cached root stays as it is.
 install_test() {
 	local suite=$1 root=$2 work=$3 src=$4 rel v deps line ovl=$3/ovl unlisted=6.99.0-1-amd64
@@ -322,7 +322,7 @@ install_test() {
 	deps=$(for f in "$cache"/debs/linux-kbuild-*_"${v//:/%3a}"_amd64.deb; do
 		[[ -f $f ]] && dpkg-deb -f "$f" Depends
 	done | tr ',' '\n' | sed -E 's/^ *//; s/[ (|].*//' | grep -vx 'libc6' | LC_ALL=C sort -u | tr '\n' ' ')
-	echo "# $suite install: dpkg -i in an overlay of the build root, module for $rel (logs: $work/dpkg-*.log)"
+	echo "# $suite install: README's apt-get install in an overlay of the build root, module for $rel (logs: $work/dpkg-*.log)"
 	rm -rf "$ovl"
 	mkdir -p "$ovl"
 	# shellcheck disable=SC2016 # expanded by the inner shell
