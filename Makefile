@@ -7,7 +7,8 @@
 #   make KVER=<release>   module for another installed header tree
 #   make KDIR=<dir>       module against any prepared kernel tree
 #   sudo make install     dkms install for the running kernel, CLI, udev rule
-#                         (PREFIX=/usr/local, DESTDIR=; tools/install.sh)
+#                         (PREFIX=/usr/local, DESTDIR=, UDEVRULESDIR=;
+#                         tools/install.sh)
 #   sudo make uninstall
 #   make check            the whole test suite (sets up everything it needs)
 #   make port KVER=<rel>  validate another Debian build (tools/port.sh)
@@ -17,6 +18,9 @@
 KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
 PREFIX ?= /usr/local
+# udev reads /etc/udev/rules.d (the administrator's) and /usr/lib/udev/rules.d
+# (packages': debian/rules sets it)
+UDEVRULESDIR ?= /etc/udev/rules.d
 VERSION_DKMS := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(CURDIR)/dkms.conf)
 
 HOSTCC ?= cc
@@ -63,7 +67,7 @@ cli:
 # undo.  DESTDIR=...: files only, no dkms (packaging).
 install uninstall:
 	VERSION=$(VERSION_DKMS) KVER=$(KVER) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) \
-		bash tools/install.sh $@
+		UDEVRULESDIR=$(UDEVRULESDIR) bash tools/install.sh $@
 
 check:
 	bash tests/check.sh

@@ -18,6 +18,8 @@
 #                           `make check` and CI run them)
 #   VMAMERGE_SMOKE=0        leave out the smoke-tier builds (the same)
 #   VMAMERGE_LAB=1          add the lab test (tests/lab/, Debian 12 end to end; off by default)
+#   VMAMERGE_DEB_SUITES     suites whose build roots build the Debian packages
+#                           (tests/deb-test.sh; default "bookworm")
 #
 # Kernels: each full-tier build of module/builds.list ("stock") and its debug twin, built
 # from the same Debian linux-source by tests/debug-kernel/build.sh (KASAN,
@@ -306,6 +308,16 @@ step_dkms_policy() {
 	bash "$repo/tests/dkms-policy-test.sh" 2>&1 | sed 's/^/  /'
 }
 
+# debian/: its version is dkms.conf's (static), and the packages built in
+# the build root of each suite of VMAMERGE_DEB_SUITES, checked against
+# make install (tests/deb-test.sh).
+step_deb_static() {
+	bash "$repo/tests/deb-test.sh" --static 2>&1 | sed 's/^/  /'
+}
+step_deb() { # SUITE...
+	bash "$repo/tests/deb-test.sh" "$@" 2>&1 | sed 's/^/  /'
+}
+
 step_readme_table() { bash "$repo/tools/builds.sh" readme --check; }
 
 step_layout_check() {
@@ -569,6 +581,10 @@ main() {
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
 	run_step "dkms on listed and unlisted kernels" step_dkms_policy
 	run_step "README's table is module/builds.list's" step_readme_table
+	run_step "debian/changelog's version is dkms.conf's" step_deb_static
+	# shellcheck disable=SC2086 # a list of suites
+	run_step "Debian packages (${VMAMERGE_DEB_SUITES:-bookworm}): dpkg-buildpackage, files as make install's, lintian, install and purge" \
+		step_deb ${VMAMERGE_DEB_SUITES:-bookworm}
 	run_step "guest test programs" step_guest_build
 	local done_series=" "
 	for i in "${!series[@]}"; do

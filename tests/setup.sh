@@ -45,7 +45,8 @@ base_pkgs=(gcc make libc6-dev bc kmod cpio xz-utils zstd qemu-system-x86
 	gcc-12 pahole libelf1 libssl3 zlib1g
 	flex bison libelf-dev libssl-dev	# debug kernels
 	libnuma-dev libcap-dev liburing-dev file	# static mm selftests
-	debootstrap)	# the trixie build root of Debian 13's kernels (gcc-14)
+	debootstrap	# build roots: Debian 13's kernels (gcc-14), the Debian packages
+	dpkg-dev)	# tests/deb-test.sh --static: debian/rules reads /usr/share/dpkg/default.mk
 
 log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -263,6 +264,14 @@ smoke_setup() { # SERIES RELEASE VERSION
 while read -r s r v _; do
 	timed "smoke-tier build $r" smoke_setup "$s" "$r" "$v"
 done < <(builds_of smoke)
+
+# ---- the Debian packages' build roots ------------------------------------------
+# tools/build-root.sh SUITE deb: debootstrap, then the suite's
+# build-essential, debhelper, dh-dkms and lintian (tests/deb-test.sh).
+for ds in ${VMAMERGE_DEB_SUITES:-bookworm}; do
+	timed "Debian package build root $ds" bash "$here/../tools/build-root.sh" "$ds" deb >/dev/null ||
+		die "the $ds build root of the Debian packages"
+done
 
 # ---- sanity ------------------------------------------------------------------
 for i in "${!series[@]}"; do

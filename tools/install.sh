@@ -10,7 +10,9 @@
 #   3. `dkms add` and `dkms install -k $KVER` (skipped with DESTDIR: a
 #      package does that in its postinst);
 #   4. installs the CLI, man page, bash completion, uapi header under
-#      $DESTDIR$PREFIX, the udev rule under $DESTDIR/etc, and a manifest of
+#      $DESTDIR$PREFIX, the udev rule in $DESTDIR$UDEVRULESDIR
+#      (/etc/udev/rules.d; the Debian package: /usr/lib/udev/rules.d), the
+#      kernel hook in $DESTDIR/etc/kernel/postinst.d, and a manifest of
 #      everything it wrote: $DESTDIR/var/lib/vmamerge/manifest.
 # Any failure undoes what this run did (in reverse order; files it
 # replaced are put back) and exits 1.
@@ -24,7 +26,8 @@
 # /etc/modprobe.d/vmamerge.conf).  Whatever it cannot undo is listed at the
 # end, exit status 1.
 #
-# Environment (from the Makefile): VERSION, KVER, PREFIX, DESTDIR;
+# Environment (from the Makefile): VERSION, KVER, PREFIX, DESTDIR,
+# UDEVRULESDIR;
 # VMAMERGE_UNLOAD_WAIT_S (uninstall).
 set -euo pipefail
 
@@ -34,6 +37,7 @@ VERSION=${VERSION:?}
 KVER=${KVER:-$(uname -r)}
 PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
+UDEVRULESDIR=${UDEVRULESDIR:-/etc/udev/rules.d}
 srcdir=$DESTDIR/usr/src/vmamerge-$VERSION
 manifest=$DESTDIR/var/lib/vmamerge/manifest
 # The administrator's boot-time configuration (README.md, "Install").
@@ -139,7 +143,7 @@ install_steps() {
 
 	put_file 0755 "$tmp/src/userspace/vmamerge" "$DESTDIR$PREFIX/bin/vmamerge"
 	put_file 0644 "$top/module/uapi/vmamerge.h" "$DESTDIR$PREFIX/include/linux/vmamerge.h"
-	put_file 0644 "$top/userspace/99-vmamerge.rules" "$DESTDIR/etc/udev/rules.d/99-vmamerge.rules"
+	put_file 0644 "$top/userspace/99-vmamerge.rules" "$DESTDIR$UDEVRULESDIR/99-vmamerge.rules"
 	# kernels installed later (apt upgrade): tools/kernel-postinst
 	sed "s/@VERSION@/$VERSION/" "$top/tools/kernel-postinst" >"$tmp/kernel-postinst"
 	put_file 0755 "$tmp/kernel-postinst" "$DESTDIR/etc/kernel/postinst.d/vmamerge"
@@ -220,7 +224,7 @@ do_uninstall() {
 	else
 		say "no $manifest: removing the files make install puts under $PREFIX"
 		files=("$PREFIX/bin/vmamerge" "$PREFIX/include/linux/vmamerge.h"
-			/etc/udev/rules.d/99-vmamerge.rules "$PREFIX/share/man/man8/vmamerge.8"
+			"$UDEVRULESDIR/99-vmamerge.rules" "$PREFIX/share/man/man8/vmamerge.8"
 			"$PREFIX/share/bash-completion/completions/vmamerge"
 			"/usr/src/vmamerge-$VERSION")
 	fi

@@ -5,13 +5,16 @@
 # (vmlab.phase=...), the host chooses kernel and phase per boot:
 #   install   (validated kernel) apt-get the prerequisites, a failing
 #             `make install` must undo itself, then README's install
-#             commands as the administrator, README's boot-time config
+#             commands as the administrator, README's boot-time config;
+#             INSTALL=deb (tests/lab/suites.sh): README's Debian packages
+#             instead - built in the guest, installed with apt
 #   use       (validated kernel, rebooted) loaded at boot with the
 #             configured defaults, /dev/vmamerge, the CLI as user and root,
 #             a realloc loop; then the upgrade: a newer unvalidated kernel
 #   upgraded  (the new kernel) what dkms left, `vmamerge status`
 #   back      (validated kernel again) loaded at boot; the upgrade kernel
-#             purged; README's uninstall; file lists before/after
+#             purged; README's uninstall (INSTALL=deb: its apt-get purge);
+#             file lists before/after
 # Output (stdout = ttyS1, the results channel): TAP lines "ok - ..." /
 # "not ok - ...", "# ..." notes, "  | " command output.  State between boots
 # lives in /var/lib/vmlab (outside the trees the file lists compare).
@@ -22,7 +25,8 @@ S=/var/lib/vmlab
 mkdir -p "$S"
 export LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive
 # shellcheck disable=SC1091
-. "$H/lab.env" # VER REL NEW
+. "$H/lab.env" # VER REL NEW INSTALL
+INSTALL=${INSTALL:-make}
 
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; }
@@ -43,9 +47,10 @@ as() {
 	echo "  (exit $rc)"
 	return $rc
 }
-# README's commands: the indented lines of a section
-readme_cmds() { # SECTION-HEADING
-	awk -v h="$1" '/^## / { on = ($0 == h) } on && /^    [^ ]/ { sub(/^    /, ""); print }' \
+# README's commands: the indented lines of a section, up to the next
+# heading of any level ("## Install", "### Debian packages (...)")
+readme_cmds() { # SECTION-HEADING (a prefix of the heading line)
+	awk -v h="$1" '/^##+ / { on = (index($0, h) == 1) } on && /^    [^ ]/ { sub(/^    /, ""); print }' \
 		"/home/admin/vmamerge-$VER"/README.md
 }
 # The file list of the system: the package database and the trees an
@@ -57,7 +62,10 @@ snapshot() { # OUT
 		# database as "pn")
 		dpkg-query -W -f='pkg ${db:Status-Abbrev} ${Package}:${Architecture} ${Version}\n' |
 			awk '$2 !~ /^.n/'
+		# (the Debian packages also write under /usr: CLI, man page,
+		# completion, udev rule, docs)
 		find /etc /usr/local /usr/src /usr/include /lib/modules /var/lib/dkms /boot /var/lib/vmamerge \
+			${deb_trees[@]+"${deb_trees[@]}"} \
 			-xdev -path '/var/lib/dkms/mok.*' -prune -o -printf 'file %y %m %u:%g %p\n' 2>/dev/null
 	} | LC_ALL=C sort >"$1"
 }
@@ -69,6 +77,9 @@ diff_snap() { # A B DESC
 		grep -v '^@@' "$S/diff" | head -n 60 | show
 	fi
 }
+deb_trees=()
+[[ $INSTALL != deb ]] || deb_trees=(/usr/bin /usr/share/man/man8 /usr/share/bash-completion /usr/lib/udev
+	/usr/share/doc)
 dmesg_clean() {
 	! dmesg | grep -qE 'BUG:|WARNING:|Oops|general protection|Call Trace'
 }
@@ -84,23 +95,41 @@ install)
 	echo "# README install: ${inst[0]}"
 	prereq=${inst[0]%% && *} main=${inst[0]#* && }
 	as root "apt-get update -q" >/dev/null
-	check "prerequisites (README): $prereq" as admin "cd ~/vmamerge-$VER && yes | $prereq"
-	snapshot "$S/before"
-	# A failing dkms: make install must leave nothing behind.
-	mkdir -p /tmp/fakedkms
-	printf '#!/bin/sh\n[ "$1" = install ] && { echo "fake dkms: install fails"; exit 10; }\nexec /usr/sbin/dkms "$@"\n' \
-		>/tmp/fakedkms/dkms
-	chmod 755 /tmp/fakedkms/dkms
-	if as admin "cd ~/vmamerge-$VER && sudo env PATH=/tmp/fakedkms:/usr/sbin:/usr/bin:/sbin:/bin make install"; then
-		nok "make install with a failing dkms fails"
+	if [[ $INSTALL == deb ]]; then
+		# README's Debian packages: build (its build dependencies are
+		# in the "before" file list: the removal leaves them), the
+		# prerequisites of the make route (dkms, headers: the same),
+		# then the packages.
+		mapfile -t debc < <(readme_cmds "### Debian packages")
+		echo "# README Debian packages: ${debc[*]}"
+		check "build the packages (README): ${debc[0]}" as admin "cd ~/vmamerge-$VER && yes | ${debc[0]}"
+		check "prerequisites (README): $prereq" as admin "cd ~/vmamerge-$VER && yes | $prereq"
+		snapshot "$S/before"
+		check "install the packages (README): ${debc[1]}" as admin "cd ~/vmamerge-$VER && yes | ${debc[1]}"
+		check "nothing of the checkout is owned by root" \
+			test -z "$(find "/home/admin/vmamerge-$VER" -user root | head -n 3)"
+		as root "dpkg -l 'vmamerge*' | tail -n 3"
+		check "vmamerge and vmamerge-dkms $VER installed" \
+			test "$(dpkg-query -W -f='${Version} ' vmamerge vmamerge-dkms)" = "$VER $VER "
 	else
-		ok "make install with a failing dkms fails"
+		check "prerequisites (README): $prereq" as admin "cd ~/vmamerge-$VER && yes | $prereq"
+		snapshot "$S/before"
+		# A failing dkms: make install must leave nothing behind.
+		mkdir -p /tmp/fakedkms
+		printf '#!/bin/sh\n[ "$1" = install ] && { echo "fake dkms: install fails"; exit 10; }\nexec /usr/sbin/dkms "$@"\n' \
+			>/tmp/fakedkms/dkms
+		chmod 755 /tmp/fakedkms/dkms
+		if as admin "cd ~/vmamerge-$VER && sudo env PATH=/tmp/fakedkms:/usr/sbin:/usr/bin:/sbin:/bin make install"; then
+			nok "make install with a failing dkms fails"
+		else
+			ok "make install with a failing dkms fails"
+		fi
+		snapshot "$S/after-failed"
+		diff_snap "$S/before" "$S/after-failed" "a failed make install leaves the file list as it was"
+		check "install (README): $main" as admin "cd ~/vmamerge-$VER && $main"
+		check "nothing of the checkout is owned by root" \
+			test -z "$(find "/home/admin/vmamerge-$VER" -user root | head -n 3)"
 	fi
-	snapshot "$S/after-failed"
-	diff_snap "$S/before" "$S/after-failed" "a failed make install leaves the file list as it was"
-	check "install (README): $main" as admin "cd ~/vmamerge-$VER && $main"
-	check "nothing of the checkout is owned by root" \
-		test -z "$(find "/home/admin/vmamerge-$VER" -user root | head -n 3)"
 	for c in "${inst[@]:1}"; do
 		case $c in
 		*modprobe.d* | *modules-load.d*) check "boot-time config (README): $c" as admin "$c" ;;
@@ -194,9 +223,21 @@ back)
 		as admin "sudo apt-get purge -y --autoremove linux-image-$NEW linux-headers-$NEW"
 	mapfile -t un < <(readme_cmds "## Uninstall")
 	echo "# README uninstall: ${un[*]}"
-	check "uninstall (README): ${un[0]}" as admin "cd ~/vmamerge-$VER && ${un[0]}"
-	check "module unloaded" test ! -d /sys/module/vmamerge
-	check "no /dev/vmamerge" test ! -e /dev/vmamerge
+	if [[ $INSTALL == deb ]]; then
+		# README: the packages' removal does not unload the module
+		# (it goes at the next boot): what is checked is that nothing
+		# is left on disk.
+		unc=$(printf '%s\n' "${un[@]}" | grep -m1 'apt-get purge')
+		check "uninstall (README): $unc" as admin "cd ~/vmamerge-$VER && yes | $unc"
+		check "no vmamerge.ko left under /lib/modules" \
+			test -z "$(find /lib/modules -name 'vmamerge.ko*' | head -n 3)"
+		check "packages purged" test -z "$(dpkg-query -W -f='${db:Status-Abbrev}\n' vmamerge vmamerge-dkms 2>/dev/null | grep -v '^.n')"
+		check "no udev rule" test ! -e /usr/lib/udev/rules.d/99-vmamerge.rules
+	else
+		check "uninstall (README): ${un[0]}" as admin "cd ~/vmamerge-$VER && ${un[0]}"
+		check "module unloaded" test ! -d /sys/module/vmamerge
+		check "no /dev/vmamerge" test ! -e /dev/vmamerge
+	fi
 	check "no CLI" test -z "$(command -v vmamerge)"
 	check "no dkms tree" test ! -e /var/lib/dkms/vmamerge
 	check "no udev rule" test ! -e /etc/udev/rules.d/99-vmamerge.rules

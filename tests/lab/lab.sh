@@ -16,7 +16,8 @@
 # of the cached image every run.
 #
 # Environment: VMAMERGE_CACHE, VMAMERGE_LAB_TIMEOUT (seconds per boot,
-# default 3600), VMAMERGE_LAB_PHASES (default "install use upgraded back").
+# default 3600), VMAMERGE_LAB_PHASES (default "install use upgraded back"),
+# VMAMERGE_LAB_INSTALL (make|deb: how the guest installs; suites.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,7 +26,7 @@ cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 # shellcheck source-path=SCRIPTDIR source=suites.sh
 source "$here/suites.sh"
 suite=${1:?usage: $0 SUITE}
-lab_suite "$suite" || { echo "lab: unknown suite $suite" >&2; exit 2; }
+lab_suite "$suite" || { echo "lab: unknown suite $suite (or VMAMERGE_LAB_INSTALL)" >&2; exit 2; }
 timeout_s=${VMAMERGE_LAB_TIMEOUT:-3600}
 phases=${VMAMERGE_LAB_PHASES:-install use upgraded back}
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$repo/dkms.conf")
@@ -39,7 +40,7 @@ result() { # ok|not ok, DESC
 
 t0=$SECONDS
 dir=$(bash "$here/mkroot.sh" "$suite")
-say "root $dir ($((SECONDS - t0)) s)"
+say "root $dir ($((SECONDS - t0)) s); installs with: $lab_install"
 work=$cache/lab/run-$suite
 rm -rf "$work"
 mkdir -p "$work/h"
@@ -50,7 +51,8 @@ cp --sparse=always "$dir/disk.img" "$work/disk.img"
 cp -al "$dir/repo" "$work/h/repo" 2>/dev/null || cp -a "$dir/repo" "$work/h/repo"
 cp "$here/guest.sh" "$here/realloc-loop.c" "$work/h/"
 echo 'exec bash /srv/vmlab/guest.sh' >"$work/h/phase.sh"
-printf 'VER=%s\nREL=%s\nNEW=%s\n' "$ver" "$lab_rel" "$lab_upgrade" >"$work/h/lab.env"
+printf 'VER=%s\nREL=%s\nNEW=%s\nINSTALL=%s\n' "$ver" "$lab_rel" "$lab_upgrade" "$lab_install" \
+	>"$work/h/lab.env"
 # A release tarball: the tracked files as they are in the working tree
 # (or, unpacked from a tarball already, everything), no .git.
 if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then

@@ -10,6 +10,11 @@
 #                       (one request a word list; dkms and the headers of
 #                       lab_rel always)
 #   lab_sources         the root's sources.list while it is built
+#   lab_install         how the guest installs vmamerge (README.md,
+#                       "Install"): "make" (make install) or "deb" (the
+#                       Debian packages, built in the guest with README's
+#                       commands); one guest each (issue 12);
+#                       VMAMERGE_LAB_INSTALL=make|deb overrides
 lab_mirror=http://deb.debian.org/debian
 lab_suite() {
 	case $1 in
@@ -18,6 +23,7 @@ lab_suite() {
 		# bookworm-backports' kernel: series 6.12, so the module builds,
 		# but not a validated build.
 		lab_upgrade=6.12.95+deb12-amd64
+		lab_install="make"
 		lab_sources=("deb $lab_mirror bookworm main"
 			"deb http://deb.debian.org/debian-security bookworm-security main"
 			"deb $lab_mirror bookworm-updates main"
@@ -30,6 +36,7 @@ lab_suite() {
 		# not support: Kbuild refuses it).
 		lab_rel=6.12.118+deb13-amd64 lab_kver=6.12.118-1
 		lab_upgrade=6.19.14+deb13-amd64
+		lab_install="deb"
 		lab_sources=("deb $lab_mirror trixie main"
 			"deb http://deb.debian.org/debian-security trixie-security main"
 			"deb $lab_mirror trixie-updates main"
@@ -43,5 +50,12 @@ lab_suite() {
 	lab_pkgs=(systemd-sysv udev kmod initramfs-tools linux-base sudo procps
 		gcc make libc6-dev xz-utils zstd)
 	lab_repo_pkgs=("linux-image-$lab_upgrade linux-headers-$lab_upgrade")
+	lab_install=${VMAMERGE_LAB_INSTALL:-$lab_install}
+	case $lab_install in
+	make) ;;
+	# what README's `sudo apt-get build-dep ./` installs (debian/control)
+	deb) lab_repo_pkgs+=("build-essential debhelper dh-dkms") ;;
+	*) return 1 ;;
+	esac
 	return 0
 }
