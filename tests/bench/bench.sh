@@ -187,6 +187,7 @@ done
 
 # ---- report ----------------------------------------------------------------------
 total=$(since "$t_all")
+echo "{\"bench\":\"total\",\"seconds\":$total}" >>"$results"
 if [[ $doc != - ]]; then
 	say "report: $doc"
 	# the plots need matplotlib: Debian's python3-matplotlib serves

@@ -209,6 +209,8 @@ class Report:
         yes, no = "met", "**NOT met**"
 
         def spread(rs):
+            if len(rs) == 1:
+                return f"{rs[0]:.3f}× (n=1)"
             return (f"{statistics.median(rs):.3f}× "
                     f"[{min(rs):.3f}–{max(rs):.3f}]")
 
@@ -227,6 +229,7 @@ class Report:
                        f"{yes if ok else no} |")
         for k in self.kernels:
             br = self.bigmove_ratios(k, "both")
+            nz = self.bigmove_ratios(k, "stock2")
             cnt = self.module_merges([o for o in self.sel(k, "bigmove")
                                       if o["config"] == "both"])
             if not br:
@@ -238,6 +241,10 @@ class Report:
                 worst = max(keys, key=lambda x: statistics.median(br[x]))
                 m = statistics.median(br[worst])
                 note = (f"; **the module merged {cnt} times**" if cnt else "")
+                nzs = [abs(x - 1) for key in keys for x in nz.get(key, [])]
+                if nzs:
+                    note += (f"; noise (stock2 ÷ stock, same size) up to "
+                             f"±{max(nzs) * 100:.1f} %")
                 self.p(f"| large move, nothing to merge, ≤ 1.02× ({mib} MiB) "
                        f"| {k} | worst of {len(keys)} shapes: {worst[1]} "
                        f"{worst[2]} {spread(br[worst])}{note} | "
@@ -373,7 +380,12 @@ class Report:
         self.p("Move phase only (N−1 `mremap` calls that move the mappings "
                "together). Time: median over repetitions; ratio: config ÷ "
                "stock of the same repetition, median [min–max]; counters: "
-               "the process's own, median over repetitions.")
+               "the process's own, median over repetitions; rewriting: "
+               "the module's `time_ns` counter, the time spent rewriting "
+               "pages and VMAs inside the moves. The guest has "
+               "one vCPU: whatever kernel threads run during the phase "
+               "(e.g. deferred frees of emptied anon_vmas, RCU callbacks) "
+               "is in its time.")
         self.p()
         for variant in ("diff", "same"):
             vl = [o for o in lines if o["variant"] == variant]
@@ -385,8 +397,9 @@ class Report:
             self.p(f"*{label}*")
             self.p()
             self.p("| config | move phase ms | vs stock | VMAs before → after "
-                   "| merges by cause | failed | refusals |")
-            self.p("|---|---:|---:|---:|---|---:|---|")
+                   "| merges by cause | failed | refusals | rewriting ms |")
+            self.p("|---|---:|---:|---:|---|---:|---|---:|")
+            wild = []
             stock = {o["rep"]: o["move_ns"] for o in vl if o["config"] == "stock"}
             for c in self.configs(vl):
                 cl = [o for o in vl if o["config"] == c]
@@ -394,12 +407,22 @@ class Report:
                 rs = [o["move_ns"] / stock[o["rep"]] for o in cl
                       if o["rep"] in stock]
                 cnt = med_counters(cl) if c not in ("stock", "loaded") else None
+                rw = ("–" if cnt is None else
+                      f"{cnt.get('time_ns', 0) / 1e6:.0f}")
                 self.p(f"| {c} | {t / 1e6:.0f} | {fmt_spread(rs)} | "
                        f"{int(med([o['vmas_before'] for o in cl]))} → "
                        f"{int(med([o['vmas_after'] for o in cl]))} | "
                        f"{merges(cnt)} | "
                        f"{'–' if cnt is None else cnt.get('merge_failed', 0)} | "
-                       f"{refusals(cnt)} |")
+                       f"{refusals(cnt)} | {rw} |")
+                if len(rs) > 1 and max(rs) > 1.2 * min(rs):
+                    wild.append(c)
+            if wild:
+                self.p()
+                self.p(f"The repetitions of {', '.join(wild)} differ by more "
+                       "than 20 %; this run does not tell why (khugepaged "
+                       "collapsing the merged range and deferred work are "
+                       "candidates).")
             bad = sum(o.get("bad_pages", 0) for o in vl)
             if bad:
                 self.p()
@@ -861,10 +884,16 @@ def main():
         r.p(f"- date: {datetime.date.today().isoformat()}; command: "
             f"`{cmd.strip()}`"
             + ("" if any(k.startswith("BENCH_") and k != "BENCH_DOC"
-                         for k in env) else " (the default parameters)"))
+                         for k in env) else " (the default parameters)")
+            + ("; this document written afterwards by `report.py "
+               "results.jsonl --out docs/benchmarks.md`"
+               if env.get("BENCH_DOC") == "-" else ""))
     else:
         r.p(f"- date: {datetime.date.today().isoformat()}; command: `make "
             "bench` (its settings were not recorded)")
+    tot = [o for o in recs if o.get("bench") == "total"]
+    if not a.seconds and tot:
+        a.seconds = str(tot[0]["seconds"])
     if a.seconds:
         r.p(f"- {int(float(a.seconds)) // 60} min {int(float(a.seconds)) % 60}"
             " s in all (wall clock, builds and boots included)")
