@@ -174,7 +174,7 @@ run_workload() {
 }
 
 thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)
-echo "{\"bench\":\"meta\",\"kernel\":\"$(uname -r)\",\"n\":$N,\"reps\":$REPS,\"sizes\":\"$SIZES\",\"moves\":$MOVES,\"micro\":\"$MICRO\",\"suites\":\"$SUITES\",\"configs\":\"$CONFIGS\",\"thp\":\"$thp\",\"nproc\":$(nproc),\"mem_kb\":$(awk '/^MemTotal/ {print $2}' /proc/meminfo)}"
+echo "{\"bench\":\"meta\",\"kernel\":\"$(uname -r)\",\"n\":$N,\"reps\":$REPS,\"sizes\":\"$SIZES\",\"moves\":$MOVES,\"micro\":\"$MICRO\",\"suites\":\"$SUITES\",\"configs\":\"$CONFIGS\",\"micro_rounds\":$MROUNDS,\"bigmove_rounds\":$BROUNDS,\"workload_reps\":$WREPS,\"thp\":\"$thp\",\"nproc\":$(nproc),\"mem_kb\":$(awk '/^MemTotal/ {print $2}' /proc/meminfo)}"
 [ -f $KO ] || fail "no $KO"
 
 t0=$(up)

@@ -137,6 +137,13 @@ done
 icount=${BENCH_ICOUNT:-shift=0,sleep=off}
 if [[ $icount == off ]]; then icount=""; else icount="-icount $icount"; fi
 echo "{\"bench\":\"host\",\"icount\":\"${icount:-off}\",\"host_nproc\":$(nproc),\"host_load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\"}" >>"$results"
+# the parameters of this run, for the report: every BENCH_* setting and
+# VMAMERGE_SKIP_SETUP as given (unset ones take the defaults above and in
+# bench-guest.sh, which the guest's "meta" line records as applied)
+python3 -c 'import json, os
+env = {k: v for k, v in sorted(os.environ.items())
+       if k.startswith("BENCH_") or k == "VMAMERGE_SKIP_SETUP"}
+print(json.dumps({"bench": "params", "env": env}, separators=(",", ":")))' >>"$results"
 failed=()
 for i in "${!releases[@]}"; do
 	rel=${releases[$i]}
@@ -180,9 +187,19 @@ done
 
 # ---- report ----------------------------------------------------------------------
 total=$(since "$t_all")
+echo "{\"bench\":\"total\",\"seconds\":$total}" >>"$results"
 if [[ $doc != - ]]; then
 	say "report: $doc"
-	python3 "$here/report.py" "$results" --out "$doc" --seconds "$total" \
+	# the plots need matplotlib: Debian's python3-matplotlib serves
+	# /usr/bin/python3, which need not be the first python3 on PATH
+	py=python3
+	for p in python3 /usr/bin/python3; do
+		if command -v "$p" >/dev/null && "$p" -c 'import matplotlib' 2>/dev/null; then
+			py=$p
+			break
+		fi
+	done
+	"$py" "$here/report.py" "$results" --out "$doc" --seconds "$total" \
 		--versions "$out/workload-versions" --failed "${failed[*]:-}"
 fi
 echo "bench: results $results ($(wc -l <"$results") lines), ${total} s in all"
