@@ -288,7 +288,7 @@ struct vmamerge_compact {
 	__u64 vmas_before;	/* the target's VMA count before the walk */
 	__u64 vmas_after;	/* and after it */
 	__u64 vmas_offered;	/* VMAs offered to the merge decision */
-	__u64 merges;		/* of those, merged with a neighbour */
+	__u64 merges;		/* merges made (one may take in both neighbours) */
 	__u64 lock_slices;	/* times mmap_lock was taken */
 	__u64 max_hold_ns;	/* the longest of those holds */
 	__u32 nr_counters;	/* valid entries in counters[] */
