@@ -24,6 +24,10 @@ static unsigned long long delta(const struct vmamerge_compact *r,
 
 unsigned long long compact_pages_rewritten(const struct vmamerge_compact *r)
 {
+	/* a page renumbered and transplanted in one pass counts once */
+	if (VMAMERGE_C_PAGES_REWRITTEN < nr_counters(r))
+		return delta(r, VMAMERGE_C_PAGES_REWRITTEN);
+	/* a module without that counter: an upper bound */
 	return delta(r, VMAMERGE_C_PAGES_RENUMBERED) +
 	       delta(r, VMAMERGE_C_PAGES_TRANSPLANTED);
 }

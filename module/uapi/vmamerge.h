@@ -127,7 +127,8 @@ struct vmamerge_config {
 	X(MERGE_ADOPT,		"merge_adopt")				\
 	X(VMAS_ADOPTED,		"vmas_adopted")				\
 	X(REHOMED_UNMERGED,	"rehomed_unmerged")			\
-	X(REFUSED_SOFTDIRTY,	"refused_softdirty")
+	X(REFUSED_SOFTDIRTY,	"refused_softdirty")			\
+	X(PAGES_REWRITTEN,	"pages_rewritten")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {

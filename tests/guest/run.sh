@@ -910,6 +910,8 @@ if [ "$LOADED" = 1 ]; then
 	cli_tests
 	# the CLI as users run it: README's commands, argv, JSON (issue 12)
 	run t_cli.sh
+	# vmamerge compact as users run it (issue 14)
+	run t_compact_cli.sh
 	diff_loaded
 	cp "$DBG/stats" "$TMP/stats.before" 2>/dev/null
 	run torture.sh -T "$TMAX" on "$TSEEDS" "$TNOPS"

@@ -5,6 +5,12 @@
  *
  * usage: t_compact [-s]
  *   -s  expect the stock result: features off (the walk merges nothing)
+ *        t_compact hold N FILE
+ *       the helper of t_compact_cli.sh: opts itself out, fragments N
+ *       pages into N VMAs, writes "ready V" to FILE (V: the VMAs over
+ *       them), then on each SIGUSR1 checks every page byte-exact and
+ *       writes "checked V" or "bad page I"; SIGTERM ends it.  FILE is
+ *       written whole (a temporary file renamed over it).
  *
  * Fragmentation is made while the process is not opted in: N one-page
  * mappings, each faulted in its own anon_vma, moved side by side (the
@@ -18,6 +24,8 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #define PG		4096UL
@@ -159,12 +168,20 @@ static void t_merge(const char *ctx, unsigned long n)
  * took about 20 slices on 6.1 under TCG; not more: the debug kernels
  * check the whole maple tree on every change, O(N) each); a slice ends
  * after the VMA that used it up, so no hold is much longer than the slice
- * (one one-page merge; 20 ms of slack for TCG and debug kernels).
+ * (one one-page merge; 20 ms of slack for TCG, 500 ms on debug kernels).
  */
 static void t_slices(void)
 {
 	const unsigned long n = 2000;
 	struct vmamerge_compact c;
+	/*
+	 * One merge on a debug kernel validates the whole maple tree (and
+	 * KASAN checks every access): 53 ms were seen on 6.1's with two
+	 * vCPUs under TCG on a loaded host.
+	 */
+	struct utsname u;
+	unsigned long long slack_ms =
+		!uname(&u) && strstr(u.release, "vmamerge-debug") ? 500 : 20;
 
 	if (stock)
 		return;
@@ -178,9 +195,10 @@ static void t_slices(void)
 	ok(window_vmas(n) == 1, "slices: %lu VMAs merged into one", n);
 	ok(c.lock_slices > 1, "slices: mmap_lock taken %llu times",
 	   (unsigned long long)c.lock_slices);
-	if (!ok(c.max_hold_ns < VMAMERGE_COMPACT_SLICE_NS + 20000000ULL,
-		"slices: longest hold under the slice + 20 ms"))
+	if (!ok(c.max_hold_ns < VMAMERGE_COMPACT_SLICE_NS + slack_ms * 1000000ULL,
+		"slices: longest hold under the slice + %llu ms", slack_ms))
 		diag("longest hold %llu ns", (unsigned long long)c.max_hold_ns);
+	diag("slices: longest hold %llu us", (unsigned long long)c.max_hold_ns / 1000);
 	expect_pages("slices", 0, n);
 	vm_verify_self_ok("slices");
 	munmap(W, WIN_PAGES * PG);
@@ -325,12 +343,67 @@ static void t_errors(void)
 		     "errors: no such process: ESRCH");
 }
 
+/* FILE := the text, whole: a temporary file renamed over it */
+static void say(const char *file, const char *fmt, ...)
+{
+	char tmp[4096], text[128];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, file))
+		fprintf(stderr, "t_compact hold: %s: %s\n", file, strerror(errno));
+}
+
+/* t_compact hold N FILE (see the top of this file) */
+static int hold(unsigned long n, const char *file)
+{
+	unsigned long i;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	W = aligned_window(3 * n * PG);
+	vfd = vm_open(O_RDWR);
+	/* fragmenting needs a process that is not active meanwhile */
+	if (vfd >= 0)
+		opt(VMAMERGE_ADVISE_DISABLE);
+	if (!W || fragment(0, n)) {
+		say(file, "setup failed: %s", strerror(errno));
+		return 1;
+	}
+	say(file, "ready %ld", window_vmas(n));
+	for (;;) {
+		if (sigwait(&set, &sig) || sig == SIGTERM)
+			return 0;
+		for (i = 0; i < n; i++)
+			if (page_check(pg(i), 1 + i, NULL))
+				break;
+		if (i < n)
+			say(file, "bad page %lu", i);
+		else
+			say(file, "checked %ld", window_vmas(n));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct vmamerge_config cfg;
 
-	if (argc > 1 && !strcmp(argv[1], "-s"))
-		stock = 1;
+	if (argc == 4 && !strcmp(argv[1], "hold"))
+		return hold(strtoul(argv[2], NULL, 0), argv[3]);
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "-s"))) {
+		fprintf(stderr, "usage: t_compact [-s] | t_compact hold N FILE\n");
+		return 2;
+	}
+	stock = argc == 2;
 	tap_init("t_compact", 600);
 	vfd = vm_open(O_RDWR);
 	if (vfd < 0) {
