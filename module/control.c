@@ -336,6 +336,26 @@ static int vmamerge_ioctl_set_config(struct file *file, void __user *uarg)
 	return 0;
 }
 
+/*
+ * The mm of the target of a command with @flags (none defined) and two
+ * reserved words, all of which must be zero: as vmamerge_get_target_mm(),
+ * or -EINVAL first.
+ */
+static struct mm_struct *vmamerge_plain_target_mm(u32 kind, s32 id, u32 flags,
+						  const u64 *reserved,
+						  unsigned int mode)
+{
+	pid_t pid;
+	int ret;
+
+	if (flags || !vmamerge_reserved_zero(reserved, 2))
+		return ERR_PTR(-EINVAL);
+	ret = vmamerge_check_target(kind, id);
+	if (ret)
+		return ERR_PTR(ret);
+	return vmamerge_get_target_mm(kind, id, mode, &pid);
+}
+
 static_assert(sizeof(struct vmamerge_verify) == VMAMERGE_VERIFY_SIZE_VER0);
 
 /* Out fields of VMAMERGE_IOC_VERIFY start at nr_vmas: zero what came in. */
@@ -350,7 +370,6 @@ static int vmamerge_ioctl_verify(void __user *uarg)
 {
 	struct vmamerge_verify v;
 	struct mm_struct *mm;
-	pid_t pid;
 	u32 usize;
 	int ret;
 
@@ -360,14 +379,8 @@ static int vmamerge_ioctl_verify(void __user *uarg)
 				uarg, &usize);
 	if (ret)
 		return ret;
-	if (v.flags || !vmamerge_reserved_zero(v.reserved,
-					       ARRAY_SIZE(v.reserved)))
-		return -EINVAL;
-	ret = vmamerge_check_target(v.target_kind, v.target_id);
-	if (ret)
-		return ret;
-	mm = vmamerge_get_target_mm(v.target_kind, v.target_id,
-				    PTRACE_MODE_READ_FSCREDS, &pid);
+	mm = vmamerge_plain_target_mm(v.target_kind, v.target_id, v.flags,
+				      v.reserved, PTRACE_MODE_READ_FSCREDS);
 	if (IS_ERR(mm))
 		return PTR_ERR(mm);
 	vmamerge_verify_clear_out(&v);
@@ -376,6 +389,66 @@ static int vmamerge_ioctl_verify(void __user *uarg)
 	if (ret)
 		return ret;
 	return vmamerge_copy_result(uarg, usize, &v, sizeof(v));
+}
+
+static_assert(sizeof(struct vmamerge_compact) == VMAMERGE_COMPACT_SIZE_VER0);
+static_assert(VMAMERGE_NR_COUNTERS <= VMAMERGE_MAX_COUNTERS);
+static_assert(ARRAY_SIZE(((struct vmamerge_compact *)0)->reserved) == 2);
+static_assert(ARRAY_SIZE(((struct vmamerge_verify *)0)->reserved) == 2);
+
+/* Out fields of VMAMERGE_IOC_COMPACT start at vmas_before. */
+static void vmamerge_compact_clear_out(struct vmamerge_compact *c)
+{
+	size_t off = offsetof(struct vmamerge_compact, vmas_before);
+
+	memset((char *)c + off, 0, sizeof(*c) - off);
+}
+
+/*
+ * The walk, with how @mm's counters moved meanwhile in @c->counters.
+ * Only opted-in mms have counters of their own, and only those are
+ * compacted.
+ */
+static int vmamerge_compact_counted(struct mm_struct *mm,
+				    struct vmamerge_compact *c)
+{
+	u64 after[VMAMERGE_NR_COUNTERS];
+	int i, ret;
+
+	vmamerge_counters_read_mm(mm, c->counters);
+	ret = vmamerge_compact_mm(mm, c);
+	if (ret)
+		return ret;
+	vmamerge_counters_read_mm(mm, after);
+	for (i = 0; i < VMAMERGE_NR_COUNTERS; i++)
+		c->counters[i] = after[i] - c->counters[i];
+	c->nr_counters = VMAMERGE_NR_COUNTERS;
+	return 0;
+}
+
+static int vmamerge_ioctl_compact(struct file *file, void __user *uarg)
+{
+	struct vmamerge_compact c;
+	struct mm_struct *mm;
+	u32 usize;
+	int ret;
+
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
+	ret = vmamerge_copy_arg(&c, sizeof(c), VMAMERGE_COMPACT_SIZE_VER0,
+				uarg, &usize);
+	if (ret)
+		return ret;
+	mm = vmamerge_plain_target_mm(c.target_kind, c.target_id, c.flags,
+				      c.reserved, PTRACE_MODE_ATTACH_REALCREDS);
+	if (IS_ERR(mm))
+		return PTR_ERR(mm);
+	vmamerge_compact_clear_out(&c);
+	ret = vmamerge_compact_counted(mm, &c);
+	mmput(mm);
+	if (ret)
+		return ret;
+	return vmamerge_copy_result(uarg, usize, &c, sizeof(c));
 }
 
 /*
@@ -406,6 +479,8 @@ static long vmamerge_ioctl(struct file *file, unsigned int cmd,
 		return vmamerge_ioctl_vmas(uarg);
 	if (vmamerge_cmd_is(cmd, VMAMERGE_IOC_VERIFY))
 		return vmamerge_ioctl_verify(uarg);
+	if (vmamerge_cmd_is(cmd, VMAMERGE_IOC_COMPACT))
+		return vmamerge_ioctl_compact(file, uarg);
 	return -ENOTTY;
 }
 

@@ -72,8 +72,8 @@ static enum vmamerge_cause vmamerge_stock_cause(struct vmamerge_merge *m,
 /*
  * Soft-dirty across a merge the stock kernel would not have made: one the
  * decision point rehomed a VMA for, or the merge of an mremap() move we
- * rewrote for (move_merge.c) or, on 6.1, after an mmap()
- * (vmamerge_after_mmap()).  The
+ * rewrote for (move_merge.c), on 6.1 after an mmap()
+ * (vmamerge_after_mmap()), or of the compaction walk (compact.c).  The
  * survivor keeps its own flags, so a soft-dirty part merged into a VMA
  * cleared by clear_refs would read clean in pagemap: its holes and pages
  * without a soft-dirty PTE would be reported unchanged.  As the stock
@@ -92,7 +92,7 @@ static void vmamerge_keep_softdirty(struct vmamerge_merge *m,
 	if (!m->softdirty || (merged->vm_flags & VM_SOFTDIRTY))
 		return;
 	if (m->rehomed || m->path == VMAMERGE_PATH_MREMAP_MOVE ||
-	    m->path == VMAMERGE_PATH_MMAP)
+	    m->path == VMAMERGE_PATH_MMAP || m->path == VMAMERGE_PATH_COMPACT)
 		vmamerge_rg_vma_set_softdirty(merged);
 }
 

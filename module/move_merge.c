@@ -210,6 +210,8 @@ static enum vmamerge_refusal vmamerge_mv_rewrite(struct vmamerge_move *mv,
 		vmamerge_count(mv->mm, VMAMERGE_C_VMAS_RENUMBERED, 1);
 		vmamerge_count(mv->mm, VMAMERGE_C_PAGES_RENUMBERED, pages);
 	}
+	/* each page once, renumbered and/or transplanted in one pass */
+	vmamerge_count(mv->mm, VMAMERGE_C_PAGES_REWRITTEN, pages);
 	if (rehome && faulted) {
 		mv->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;
 		vmamerge_count(mv->mm, VMAMERGE_C_VMAS_TRANSPLANTED, 1);

@@ -235,6 +235,8 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 			vmamerge_count(m->mm, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
 			vmamerge_count(m->mm, VMAMERGE_C_PAGES_TRANSPLANTED,
 				       pages);
+			vmamerge_count(m->mm, VMAMERGE_C_PAGES_REWRITTEN,
+				       pages);
 			trace_vmamerge_rewrite(m->mm, vma->vm_start,
 					       vma->vm_end, vma->vm_pgoff,
 					       vma->vm_pgoff, true, pages);

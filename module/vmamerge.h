@@ -89,6 +89,7 @@ enum vmamerge_path {
 	VMAMERGE_PATH_VMA_MERGE,	/* 6.1: any caller of vma_merge() */
 	VMAMERGE_PATH_MREMAP_MOVE,	/* ours: an mremap() move we rewrote for */
 	VMAMERGE_PATH_MMAP,		/* ours, 6.1: after an anonymous mmap() */
+	VMAMERGE_PATH_COMPACT,		/* ours: VMAMERGE_IOC_COMPACT's walk */
 	VMAMERGE_NR_PATHS
 };
 
@@ -205,6 +206,8 @@ int vmamerge_check_target(u32 kind, s32 id);
 struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id, unsigned int mode,
 					 pid_t *pid);
 int vmamerge_ioctl_vmas(void __user *uarg);
+/* compact.c: the walk of VMAMERGE_IOC_COMPACT (out fields but counters) */
+int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c);
 
 /* ---- rmap verifier (verify.c; helpers in verify.h) ---- */
 

@@ -33,7 +33,7 @@ static const struct option opts_disable[] = { O_HELP, O_PID, O_END };
 static const struct option opts_run[] = { O_HELP, O_NO_EXEC, O_END };
 static const struct option opts_stats[] = { O_HELP, O_PID, O_JSON, O_ALL, O_END };
 static const struct option opts_maps[] = { O_HELP, O_PID, O_JSON, O_SUMMARY, O_END };
-static const struct option opts_verify[] = { O_HELP, O_PID, O_JSON, O_END };
+static const struct option opts_pid_json[] = { O_HELP, O_PID, O_JSON, O_END };
 
 static const struct command {
 	const char *name;
@@ -87,7 +87,16 @@ static const struct command {
 "which shows no pgoff for anonymous VMAs (the offset column is 0), so such\n"
 "a pair is 'pgoff or anon_vma'.  --summary prints only the counts, the\n"
 "missed merges and the distance to vm.max_map_count.\n" },
-	{ "verify", CMD_VERIFY, ":hp:", opts_verify, "verify -p PID [--json]",
+	{ "compact", CMD_COMPACT, ":hp:", opts_pid_json, "compact -p PID [--json]",
+"merge PID's adjacent private anonymous VMAs that differ only in page\n"
+"offset and/or anon_vma, in one walk over its address space: the cheaper\n"
+"side of each pair is rewritten, what cannot be proven safe is refused and\n"
+"counted.  mmap_lock is taken in slices of a few ms, so PID keeps running.\n"
+"Splits by protections, flags, names or policies stay.  PID must be opted\n"
+"in and the mode not never; needs ptrace rights over PID.  Prints the VMAs\n"
+"before -> after, merges, pages rewritten, refusals by reason, and how\n"
+"often mmap_lock was taken with its longest hold.\n" },
+	{ "verify", CMD_VERIFY, ":hp:", opts_pid_json, "verify -p PID [--json]",
 "check the kernel's rmap invariants over PID's memory (root only): every\n"
 "anonymous page's anon_vma root and index, the anon_vma chains, interval\n"
 "trees and counts.  Exit 0 when they hold, 1 when a violation is found\n"
@@ -390,6 +399,7 @@ static int check_args(const struct command *d, struct cli *c, char *err,
 	case CMD_DISABLE:
 	case CMD_MAPS:
 	case CMD_VERIFY:
+	case CMD_COMPACT:
 		if (!c->have_pid)
 			return usage_err(err, len, d, "%s needs -p PID", d->name);
 		break;
@@ -441,6 +451,20 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t len)
 	if (c->cmd == CMD_HELP && c->help_cmd != CMD_NONE)
 		return 0;	/* "CMD --help": nothing else matters */
 	return check_args(d, c, err, len);
+}
+
+static const char *const counter_names[] = {
+#define VMAMERGE_COUNTER_NAME_(id, name) [VMAMERGE_C_##id] = name,
+	VMAMERGE_COUNTERS(VMAMERGE_COUNTER_NAME_)
+#undef VMAMERGE_COUNTER_NAME_
+};
+
+const char *counter_name(unsigned int i, char *buf, size_t len)
+{
+	if (i < VMAMERGE_NR_COUNTERS)
+		return counter_names[i];
+	snprintf(buf, len, "counter_%u", i);
+	return buf;
 }
 
 static const char *const mode_names[] = {

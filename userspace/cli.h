@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cli.h - the pure parts of the vmamerge CLI: command line, numbers,
- * mode/feature names, debugfs text, JSON strings.  No I/O on the system,
- * so test_maps.c can test them.
+ * counter/mode/feature names, debugfs text, JSON strings.  No I/O on the
+ * system, so test_maps.c can test them.
  */
 #ifndef VMAMERGE_CLI_H
 #define VMAMERGE_CLI_H
@@ -25,6 +25,7 @@ enum cli_cmd {
 	CMD_STATS,
 	CMD_MAPS,
 	CMD_VERIFY,
+	CMD_COMPACT,
 };
 
 struct cli {
@@ -57,6 +58,12 @@ void cli_help(FILE *f, enum cli_cmd cmd);
 
 /* A command's name ("stats"), or NULL. */
 const char *cli_cmd_name(enum cli_cmd cmd);
+
+/*
+ * A counter's name (VMAMERGE_COUNTERS: "merge_attempts", ...); one this
+ * tool does not know (a newer module) as "counter_N" in buf.
+ */
+const char *counter_name(unsigned int i, char *buf, size_t len);
 
 /* Strict decimal: digits only, no sign/space, <= max.  0 or -1. */
 int parse_ull_strict(const char *s, unsigned long long max,

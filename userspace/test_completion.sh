@@ -44,5 +44,9 @@ else
 	failed=1
 fi
 expect "--json" verify -p 1 --j
+expect "compact" co
+expect "-p --pid --json --help" compact ""
+expect "--json" compact -p 1 --j
+expect "compact" help comp
 echo "1..$n"
 exit $failed

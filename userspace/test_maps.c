@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_maps - unit tests of the pure parts of the vmamerge CLI: maps/
- * smaps/numa_maps parsing and analysis, and argument parsing.  TAP output.
+ * smaps/numa_maps parsing and analysis, argument parsing, the output of
+ * verify and compact.  TAP output.
+ *
+ *   test_maps [T_JSON]
+ *
+ * T_JSON: tests/guest/t_json built for the host (userspace/Makefile's
+ * test target); JSON output is then also parsed by it.  Without it those
+ * checks are skipped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +21,7 @@
 
 #include "vmamerge.h"	/* module/uapi */
 #include "cli.h"
+#include "compact.h"
 #include "maps.h"
 #include "modvmas.h"
 #include "verify.h"
@@ -552,6 +560,30 @@ static void test_modvmas_load(void)
 	   "load: device without VMAMERGE_IOC_VMAS -> ENOTTY (got %d)", ret);
 }
 
+/* ---- output capture ---- */
+
+/* What a test prints into mem_open()'s FILE, as mem_text() returns it. */
+struct mem {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static FILE *mem_open(struct mem *m)
+{
+	m->buf = NULL;
+	m->len = 0;
+	m->f = open_memstream(&m->buf, &m->len);
+	return m->f;
+}
+
+/* Close the FILE: the text (free it). */
+static char *mem_text(struct mem *m)
+{
+	fclose(m->f);
+	return m->buf;
+}
+
 /* ---- argument parsing ---- */
 
 static char parse_err[256];
@@ -616,6 +648,8 @@ static void test_cli(void)
 		"verify", "verify --json", "verify -p 1 extra", "verify -p 1 --no-exec",
 		"features bogus", "features +renumber -frob", "help frob", "help stats mode",
 		"--frob", "stats -p 1 --all", "enable --json -p 1", "run --json ls",
+		"compact", "compact -p 1 extra", "compact -p 1 --no-exec",
+		"compact -p 1 --summary", "compact --all", "compact -p 0",
 	};
 	static const char *const run_argv[] = { "prog", "a", "b c", "", "d", NULL };
 	static const char *const run_p[] = { "prog", "-p", "3", NULL };
@@ -729,22 +763,48 @@ static void test_cli(void)
 	ok(!parse(&c, "maps -p 3 --summary") && c.pid == 3 && c.summary, "cli: maps --summary");
 	ok(!parse(&c, "verify -p 5 --json") && c.cmd == CMD_VERIFY && c.pid == 5 &&
 	   c.json, "cli: verify -p 5 --json");
+	ok(!parse(&c, "compact -p 5 --json") && c.cmd == CMD_COMPACT && c.pid == 5 &&
+	   c.json, "cli: compact -p 5 --json");
+	ok(!parse(&c, "compact --pid=6") && c.cmd == CMD_COMPACT && c.pid == 6 &&
+	   !c.json && args_are(&c, none), "cli: compact --pid=6");
+	ok(parse(&c, "compact --json") == -1 && cli_usage_status(&c) == 2 &&
+	   !strcmp(parse_err, "compact needs -p PID; see 'vmamerge help compact'"),
+	   "cli: compact --json: '%s'", parse_err);
+	ok(!parse(&c, "help compact") && c.cmd == CMD_HELP &&
+	   c.help_cmd == CMD_COMPACT && !strcmp(cli_cmd_name(CMD_COMPACT), "compact"),
+	   "cli: help compact");
+	ok(!parse(&c, "compact -h") && c.cmd == CMD_HELP && c.help_cmd == CMD_COMPACT,
+	   "cli: compact -h");
+}
+
+static void test_help(void)
+{
+	struct mem m;
+	char *buf;
+
+	cli_help(mem_open(&m), CMD_COMPACT);
+	buf = mem_text(&m);
+	ok(!strncmp(buf, "usage: vmamerge compact -p PID [--json]\n\n", 41) &&
+	   strstr(buf, "\n  -p, --pid PID  the target process") &&
+	   strstr(buf, "\n  --json         one JSON object") &&
+	   strstr(buf, "\n  -h, --help     this text"),
+	   "help compact: usage and its three options");
+	free(buf);
+	cli_help(mem_open(&m), CMD_NONE);
+	buf = mem_text(&m);
+	ok(strstr(buf, "\n  compact -p PID [--json]\n      merge PID's") != NULL,
+	   "help: lists compact");
+	free(buf);
 }
 
 /* ---- verify output ---- */
 
 static char *verify_out(const struct vmamerge_verify *v, int json)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct mem m;
 
-	if (json)
-		verify_print_json(f, 42, v);
-	else
-		verify_print_text(f, 42, v);
-	fclose(f);
-	return buf;
+	(json ? verify_print_json : verify_print_text)(mem_open(&m), 42, v);
+	return mem_text(&m);
 }
 
 static void test_verify(void)
@@ -795,6 +855,181 @@ static void test_verify(void)
 	   strlen("first: index at 0x7f0000001000: \n") + sizeof(v.msg) +
 	   strlen("  vma 0x7f0000000000-0x7f0000010000 pgoff 0x7f0000000, expected 0x7f0000002, found 0x7f0000001\n"),
 	   "verify: unterminated msg printed up to the field's end");
+	free(out);
+}
+
+/* ---- compact output ---- */
+
+static const char *json_checker;	/* main's argv[1], or NULL */
+
+/*
+ * Run the JSON checker over text with PATHs (blank-separated): what it
+ * printed, "" when text is not one JSON value or a path is missing (why
+ * on stderr).  Returns NULL (skip) without a checker.
+ */
+static char *json_paths(const char *text, const char *paths)
+{
+	char tmp[] = "/tmp/test_maps.XXXXXX", cmd[512], chunk[256], *out;
+	struct mem m;
+	FILE *f, *o;
+	size_t n;
+	int fd, st;
+
+	if (!json_checker)
+		return NULL;
+	fd = mkstemp(tmp);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		perror("test_maps: json_paths");
+		exit(1);
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s %s < %s", json_checker, paths, tmp);
+	f = popen(cmd, "r");
+	o = mem_open(&m);
+	while (f && (n = fread(chunk, 1, sizeof(chunk), f)))
+		fwrite(chunk, 1, n, o);
+	st = f ? pclose(f) : -1;
+	out = mem_text(&m);
+	unlink(tmp);
+	if (st)
+		out[0] = '\0';
+	return out;
+}
+
+/* ok() for a JSON check: skipped without a checker */
+static void json_ok(const char *text, const char *paths, const char *want,
+		    const char *what)
+{
+	char *got = json_paths(text, paths);
+
+	if (!got) {
+		ok(1, "%s # SKIP no JSON checker (test_maps T_JSON)", what);
+		return;
+	}
+	ok(!strcmp(got, want), "%s", what);
+	if (strcmp(got, want))
+		printf("# t_json %s gave:\n%s# want:\n%s", paths, got, want);
+	free(got);
+}
+
+static char *compact_out(const struct vmamerge_compact *r, int json)
+{
+	struct mem m;
+
+	(json ? compact_print_json : compact_print_text)(mem_open(&m), 42, r);
+	return mem_text(&m);
+}
+
+static void test_compact(void)
+{
+	static const char empty[] =
+		"{\"pid\": 42, \"vmas_before\": 7, \"vmas_after\": 7, \"vmas_offered\": 0, \"merges\": 0, "
+		"\"pages_rewritten\": 0, \"pages_renumbered\": 0, \"pages_transplanted\": 0, \"refused\": {}, "
+		"\"lock_slices\": 1, \"max_hold_ns\": 999, \"max_hold_ms\": 0.000, \"counters\": {\"merge_attempts\": 0, ";
+	static const char full[] =
+		"{\"pid\": 42, \"vmas_before\": 120, \"vmas_after\": 12, \"vmas_offered\": 110, \"merges\": 108, "
+		"\"pages_rewritten\": 4000, \"pages_renumbered\": 4000, \"pages_transplanted\": 96, "
+		"\"refused\": {\"refused_shared\": 1, \"refused_thp\": 2, \"refused_softdirty\": 3}, "
+		"\"lock_slices\": 37, \"max_hold_ns\": 1234567, \"max_hold_ms\": 1.234, \"counters\": {\"merge_attempts\": 200, ";
+	struct vmamerge_compact r;
+	char *out, name[32], want[64], paths[64];
+
+	snprintf(want, sizeof(want), "counter_%u", VMAMERGE_NR_COUNTERS + 2);
+	ok(!strcmp(counter_name(VMAMERGE_C_REFUSED_SOFTDIRTY, name, sizeof(name)),
+		   "refused_softdirty") &&
+	   !strcmp(counter_name(VMAMERGE_C_MERGE_ATTEMPTS, name, sizeof(name)),
+		   "merge_attempts") &&
+	   !strcmp(counter_name(VMAMERGE_NR_COUNTERS + 2, name, sizeof(name)), want),
+	   "counter names, an unknown one as counter_N");
+
+	/* nothing to do */
+	memset(&r, 0, sizeof(r));
+	r.nr_counters = VMAMERGE_NR_COUNTERS;
+	r.vmas_before = r.vmas_after = 7;
+	r.lock_slices = 1;
+	r.max_hold_ns = 999;
+	out = compact_out(&r, 0);
+	ok(!strcmp(out, "pid 42: 7 VMAs -> 7, 0 merges (0 VMAs offered)\n"
+		   "pages rewritten: 0 (0 renumbered, 0 transplanted)\n"
+		   "refused: none\n"
+		   "mmap_lock: 1 slice, longest hold 0.000 ms\n"),
+	   "compact: nothing merged, text");
+	free(out);
+	out = compact_out(&r, 1);
+	ok(!strncmp(out, empty, strlen(empty)) &&
+	   strstr(out, ", \"refused_softdirty\": 0") &&
+	   !strcmp(out + strlen(out) - 4, "0}}\n"), "compact: nothing merged, json");
+	json_ok(out, ".refused .max_hold_ms .counters.refused_softdirty",
+		"{}\n0.000\n0\n", "compact: nothing merged, json parses");
+	free(out);
+
+	/* a fragmented process: merges, rewrites, refusals of three kinds */
+	r.vmas_before = 120;
+	r.vmas_after = 12;
+	r.vmas_offered = 110;
+	r.merges = 108;
+	r.lock_slices = 37;
+	r.max_hold_ns = 1234567;
+	r.counters[VMAMERGE_C_MERGE_ATTEMPTS] = 200;
+	r.counters[VMAMERGE_C_PAGES_RENUMBERED] = 4000;
+	r.counters[VMAMERGE_C_PAGES_TRANSPLANTED] = 96;
+	/* 96 pages were renumbered and transplanted in the same pass */
+	r.counters[VMAMERGE_C_PAGES_REWRITTEN] = 4000;
+	r.counters[VMAMERGE_C_REFUSED_SHARED] = 1;
+	r.counters[VMAMERGE_C_REFUSED_THP] = 2;
+	r.counters[VMAMERGE_C_REHOMED_UNMERGED] = 5;
+	r.counters[VMAMERGE_C_REFUSED_SOFTDIRTY] = 3;
+	ok(compact_pages_rewritten(&r) == 4000, "compact: pages rewritten");
+	out = compact_out(&r, 0);
+	ok(!strcmp(out, "pid 42: 120 VMAs -> 12, 108 merges (110 VMAs offered)\n"
+		   "pages rewritten: 4000 (4000 renumbered, 96 transplanted)\n"
+		   "refused: refused_shared 1, refused_thp 2, refused_softdirty 3\n"
+		   "mmap_lock: 37 slices, longest hold 1.234 ms\n"),
+	   "compact: merges and refusals, text");
+	free(out);
+	out = compact_out(&r, 1);
+	ok(!strncmp(out, full, strlen(full)) &&
+	   strstr(out, ", \"rehomed_unmerged\": 5, \"refused_softdirty\": 3") &&
+	   !strcmp(out + strlen(out) - 3, "}}\n"), "compact: merges and refusals, json");
+	json_ok(out, ".pid .vmas_before .vmas_after .merges .pages_rewritten .refused .refused.refused_thp "
+		".lock_slices .max_hold_ms .counters.merge_attempts .counters.rehomed_unmerged",
+		"42\n120\n12\n108\n4000\n{\"refused_shared\": 1, \"refused_thp\": 2, \"refused_softdirty\": 3}\n"
+		"2\n37\n1.234\n200\n5\n", "compact: merges and refusals, json parses");
+	free(out);
+
+	/* an older module: counters past nr_counters are not there */
+	r.nr_counters = VMAMERGE_C_PAGES_TRANSPLANTED;
+	r.merges = 1;
+	r.max_hold_ns = 2000000;
+	out = compact_out(&r, 0);
+	ok(!strcmp(out, "pid 42: 120 VMAs -> 12, 1 merge (110 VMAs offered)\n"
+		   "pages rewritten: 4000 (4000 renumbered, 0 transplanted)\n"
+		   "refused: none\n"
+		   "mmap_lock: 37 slices, longest hold 2.000 ms\n"),
+	   "compact: fewer counters (older module), text");
+	free(out);
+	out = compact_out(&r, 1);
+	ok(strstr(out, "\"refused\": {}") &&
+	   !strcmp(strstr(out, "\"vmas_renumbered\": 0, "),
+		   "\"vmas_renumbered\": 0, \"pages_renumbered\": 4000, \"vmas_transplanted\": 0}}\n"),
+	   "compact: fewer counters (older module), json");
+	json_ok(out, ".pages_transplanted .counters.pages_renumbered",
+		"0\n4000\n", "compact: fewer counters, json parses");
+	free(out);
+
+	/* a newer module: unknown counters by number, never past the array */
+	r.nr_counters = 1000;
+	r.counters[VMAMERGE_NR_COUNTERS] = 9;
+	r.counters[VMAMERGE_MAX_COUNTERS - 1] = 11;
+	out = compact_out(&r, 1);
+	snprintf(want, sizeof(want), ", \"counter_%u\": 9, ", VMAMERGE_NR_COUNTERS);
+	ok(strstr(out, want) && strstr(out, ", \"counter_63\": 11}}\n") &&
+	   !strstr(out, "counter_64") &&
+	   strstr(out, "\"refused\": {\"refused_shared\": 1, \"refused_thp\": 2, \"refused_softdirty\": 3}"),
+	   "compact: more counters (newer module): by number, at most 64");
+	snprintf(paths, sizeof(paths), ".counters.counter_%u .counters.counter_63",
+		 VMAMERGE_NR_COUNTERS);
+	json_ok(out, paths, "9\n11\n", "compact: more counters, json parses");
 	free(out);
 }
 
@@ -927,8 +1162,9 @@ static void test_nearest_build(void)
 #undef NEAREST
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	json_checker = argc > 1 ? argv[1] : NULL;
 	test_header();
 	test_anon_kinds();
 	test_vmflags();
@@ -947,6 +1183,8 @@ int main(void)
 	test_json_features();
 	test_json();
 	test_verify();
+	test_help();
+	test_compact();
 	test_nearest_build();
 	printf("1..%d\n", passed + failed);
 	printf("%d passed, %d failed\n", passed, failed);

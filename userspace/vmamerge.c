@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #include "vmamerge.h"	/* module/uapi */
 #include "cli.h"
+#include "compact.h"
 #include "maps.h"
 #include "modvmas.h"
 #include "verify.h"
@@ -43,12 +45,6 @@
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 #define EXIT_RUN_FAILED	125	/* run: vmamerge itself failed (as env, nice) */
-
-static const char *const counter_names[] = {
-#define VMAMERGE_COUNTER_NAME_(id, name) [VMAMERGE_C_##id] = name,
-	VMAMERGE_COUNTERS(VMAMERGE_COUNTER_NAME_)
-#undef VMAMERGE_COUNTER_NAME_
-};
 
 /* What an errno from an ioctl means depends on what we asked. */
 enum err_ctx {
@@ -313,6 +309,66 @@ static void target_close(struct target *t)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	t->pidfd = -1;
+}
+
+/*
+ * The argument structs of the ioctls about one process that have no
+ * helper of their own (verify, compact) start alike: size, target_kind,
+ * target_id.
+ */
+struct target_head {
+	__u32 size;
+	__u32 target_kind;
+	__s32 target_id;
+};
+
+#define SAME_HEAD(type) \
+	(offsetof(type, target_kind) == offsetof(struct target_head, target_kind) && \
+	 offsetof(type, target_id) == offsetof(struct target_head, target_id))
+_Static_assert(SAME_HEAD(struct vmamerge_verify), "verify's head");
+_Static_assert(SAME_HEAD(struct vmamerge_compact), "compact's head");
+
+/*
+ * Zero *arg (size bytes, one of the structs above), fill its head for
+ * pid and call req.  Returns 0, -errno from the ioctl, or 1 when the
+ * device or pid could not be opened (said why).
+ */
+static int pid_ioctl(pid_t pid, bool need_write, unsigned long req,
+		     void *arg, size_t size)
+{
+	struct target_head head;
+	struct target t;
+	int fd, ret;
+
+	fd = dev_open(need_write, false);
+	if (fd < 0)
+		return 1;
+	if (target_open(&t, pid)) {
+		close(fd);
+		return 1;
+	}
+	head.size = size;
+	head.target_kind = t.kind;
+	head.target_id = t.id;
+	memset(arg, 0, size);
+	memcpy(arg, &head, sizeof(head));
+	ret = xioctl(fd, req, arg);
+	target_close(&t);
+	close(fd);
+	return ret;
+}
+
+/* What pid_ioctl()'s errors mean, for the command what (ioctl ioc). */
+static void pid_ioctl_error(const char *what, const char *ioc, int err,
+			    pid_t pid)
+{
+	if (err == ENOTTY)
+		msg("%s: module too old: the loaded vmamerge has no %s", what, ioc);
+	else if (err == EINVAL)
+		msg("%s: invalid argument: pid %d has no user address space (a kernel thread?), or the module's ABI differs from this tool's (version %d)",
+		    what, (int)pid, VMAMERGE_ABI_VERSION);
+	else
+		ioctl_error(what, err, CTX_OTHER, pid);
 }
 
 static int advise(int fd, const struct target *t, __u32 advice, __u64 flags)
@@ -817,14 +873,6 @@ static int cmd_run(const struct cli *c)
 
 /* ---- stats ---- */
 
-static const char *counter_name(unsigned int i, char *buf, size_t len)
-{
-	if (i < VMAMERGE_NR_COUNTERS)
-		return counter_names[i];
-	snprintf(buf, len, "counter_%u", i);
-	return buf;
-}
-
 static void stats_text(const struct cli *c, const struct vmamerge_query *q,
 		       unsigned int nr)
 {
@@ -965,7 +1013,7 @@ static int cmd_stats_all(const struct cli *c)
 static int stats_from_debugfs(struct vmamerge_query *q)
 {
 	char *text = read_file(DEBUGFS_DIR "/stats"), *line, *save = NULL;
-	char name[64];
+	char name[64], buf[32];
 	unsigned long long v;
 	unsigned int i;
 
@@ -977,7 +1025,7 @@ static int stats_from_debugfs(struct vmamerge_query *q)
 		if (sscanf(line, "%63s %llu", name, &v) != 2)
 			continue;
 		for (i = 0; i < VMAMERGE_NR_COUNTERS; i++)
-			if (!strcmp(name, counter_names[i])) {
+			if (!strcmp(name, counter_name(i, buf, sizeof(buf)))) {
 				q->counters[i] = v;
 				if (i + 1 > q->nr_counters)
 					q->nr_counters = i + 1;
@@ -1323,6 +1371,60 @@ out:
 	return ret;
 }
 
+/* ---- compact ---- */
+
+/*
+ * EOPNOTSUPP has two causes: say which one the mode shows (both when it
+ * cannot be read).
+ */
+static void compact_not_supported(pid_t pid)
+{
+	struct vmamerge_config cfg;
+	int fd = dev_open(false, true);
+	bool known = fd >= 0 && !get_config(fd, &cfg);
+
+	if (fd >= 0)
+		close(fd);
+	if (known && cfg.mode == VMAMERGE_MODE_NEVER)
+		msg("compact: the mode is never, nothing merges: run 'sudo vmamerge mode optin' first");
+	else if (known)
+		msg("compact: process %d is not opted in: run 'vmamerge enable -p %d' first",
+		    (int)pid, (int)pid);
+	else
+		msg("compact: process %d is not opted in (or the mode is never): run 'vmamerge enable -p %d' first",
+		    (int)pid, (int)pid);
+}
+
+static void compact_error(int err, pid_t pid)
+{
+	if (err == EOPNOTSUPP)
+		compact_not_supported(pid);
+	else
+		pid_ioctl_error("compact", "VMAMERGE_IOC_COMPACT", err, pid);
+}
+
+/*
+ * A fatal signal ends the walk with EINTR (what was merged stays merged);
+ * this process dies with it before xioctl() could try again.
+ */
+static int cmd_compact(const struct cli *c)
+{
+	struct vmamerge_compact r;
+	int ret = pid_ioctl(c->pid, true, VMAMERGE_IOC_COMPACT, &r, sizeof(r));
+
+	if (ret > 0)
+		return EXIT_RUNTIME;
+	if (ret) {
+		compact_error(-ret, c->pid);
+		return EXIT_RUNTIME;
+	}
+	if (c->json)
+		compact_print_json(stdout, c->pid, &r);
+	else
+		compact_print_text(stdout, c->pid, &r);
+	return 0;
+}
+
 /* ---- verify ---- */
 
 static void verify_error(int err, pid_t pid)
@@ -1330,36 +1432,18 @@ static void verify_error(int err, pid_t pid)
 	if (err == EPERM || err == EACCES)
 		msg("verify: permission denied: must be root (CAP_SYS_ADMIN, and ptrace read rights over pid %d)",
 		    (int)pid);
-	else if (err == ENOTTY)
-		msg("verify: module too old: the loaded vmamerge has no VMAMERGE_IOC_VERIFY");
-	else if (err == EINVAL)
-		msg("verify: invalid argument: pid %d has no user address space (a kernel thread?), or the module's ABI differs from this tool's (version %d)",
-		    (int)pid, VMAMERGE_ABI_VERSION);
 	else
-		ioctl_error("verify", err, CTX_OTHER, pid);
+		pid_ioctl_error("verify", "VMAMERGE_IOC_VERIFY", err, pid);
 }
 
 /* Exit 0: the invariants hold; 1: a violation; 2: could not check. */
 static int cmd_verify(const struct cli *c)
 {
 	struct vmamerge_verify v;
-	struct target t;
-	int fd, ret;
+	int ret = pid_ioctl(c->pid, false, VMAMERGE_IOC_VERIFY, &v, sizeof(v));
 
-	fd = dev_open(false, false);
-	if (fd < 0)
+	if (ret > 0)
 		return EXIT_USAGE;
-	if (target_open(&t, c->pid)) {
-		close(fd);
-		return EXIT_USAGE;
-	}
-	memset(&v, 0, sizeof(v));
-	v.size = sizeof(v);
-	v.target_kind = t.kind;
-	v.target_id = t.id;
-	ret = xioctl(fd, VMAMERGE_IOC_VERIFY, &v);
-	target_close(&t);
-	close(fd);
 	if (ret) {
 		verify_error(-ret, c->pid);
 		return EXIT_USAGE;
@@ -1392,6 +1476,7 @@ static int dispatch(const struct cli *c)
 	case CMD_STATS:		return cmd_stats(c);
 	case CMD_MAPS:		return cmd_maps(c);
 	case CMD_VERIFY:	return cmd_verify(c);
+	case CMD_COMPACT:	return cmd_compact(c);
 	default:
 		return EXIT_USAGE;
 	}

@@ -127,7 +127,8 @@ struct vmamerge_config {
 	X(MERGE_ADOPT,		"merge_adopt")				\
 	X(VMAS_ADOPTED,		"vmas_adopted")				\
 	X(REHOMED_UNMERGED,	"rehomed_unmerged")			\
-	X(REFUSED_SOFTDIRTY,	"refused_softdirty")
+	X(REFUSED_SOFTDIRTY,	"refused_softdirty")			\
+	X(PAGES_REWRITTEN,	"pages_rewritten")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {
@@ -260,6 +261,47 @@ struct vmamerge_verify {
 };
 #define VMAMERGE_VERIFY_SIZE_VER0	(32 + 4 * 8 + 8 + 6 * 8 + 128)
 
+/*
+ * VMAMERGE_IOC_COMPACT: walk a process's address space once and merge
+ * every pair of adjacent private anonymous VMAs that differ only in page
+ * offset and/or anon_vma, through the same decision as every other merge
+ * (the cheaper side is rewritten; what cannot be proven safe is refused
+ * and counted).  mmap_lock is taken for writing in slices of at most
+ * about VMAMERGE_COMPACT_SLICE_NS between VMAs (one rewrite is bounded by
+ * the module parameter rewrite_max_pages), so the target's threads keep
+ * running meanwhile.  Splits by different protections, flags, names,
+ * policies or userfaultfd contexts are not ours to merge and stay.
+ * Needs ptrace attach rights over the target (as ADVISE); the target
+ * must be opted in and the mode not "never".  Errors: EOPNOTSUPP for a
+ * target that is not opted in or mode never, EPERM, ESRCH, EINVAL (flags
+ * or reserved != 0, kernel thread), EINTR (fatal signal: what was merged
+ * stays merged, the out fields are not written).
+ */
+#define VMAMERGE_COMPACT_SLICE_NS	2000000ULL
+
+struct vmamerge_compact {
+	__u32 size;		/* sizeof(struct vmamerge_compact) */
+	__u32 target_kind;	/* enum vmamerge_target_kind */
+	__s32 target_id;
+	__u32 flags;		/* none defined: must be zero */
+	__u64 reserved[2];	/* must be zero */
+	/* out */
+	__u64 vmas_before;	/* the target's VMA count before the walk */
+	__u64 vmas_after;	/* and after it */
+	__u64 vmas_offered;	/* VMAs offered to the merge decision */
+	__u64 merges;		/* merges made (one may take in both neighbours) */
+	__u64 lock_slices;	/* times mmap_lock was taken */
+	__u64 max_hold_ns;	/* the longest of those holds */
+	__u32 nr_counters;	/* valid entries in counters[] */
+	__u32 reserved1;
+	/*
+	 * How the target's counters moved during the walk (its own threads'
+	 * merges meanwhile included): pages_renumbered, refused_*, ...
+	 */
+	__u64 counters[VMAMERGE_MAX_COUNTERS];
+};
+#define VMAMERGE_COMPACT_SIZE_VER0	(32 + 6 * 8 + 8 + 8 * VMAMERGE_MAX_COUNTERS)
+
 #define VMAMERGE_IOC_MAGIC	0xBB /* unassigned in ioctl-number.rst of 6.1 and 6.12 */
 #define VMAMERGE_IOC_ADVISE	_IOW(VMAMERGE_IOC_MAGIC, 1, struct vmamerge_advise)
 #define VMAMERGE_IOC_QUERY	_IOWR(VMAMERGE_IOC_MAGIC, 2, struct vmamerge_query)
@@ -267,5 +309,6 @@ struct vmamerge_verify {
 #define VMAMERGE_IOC_SET_CONFIG	_IOW(VMAMERGE_IOC_MAGIC, 4, struct vmamerge_config)
 #define VMAMERGE_IOC_VMAS	_IOWR(VMAMERGE_IOC_MAGIC, 5, struct vmamerge_vmas)
 #define VMAMERGE_IOC_VERIFY	_IOWR(VMAMERGE_IOC_MAGIC, 6, struct vmamerge_verify)
+#define VMAMERGE_IOC_COMPACT	_IOWR(VMAMERGE_IOC_MAGIC, 7, struct vmamerge_compact)
 
 #endif /* _UAPI_LINUX_VMAMERGE_H */

@@ -295,6 +295,17 @@ renumber_tests() { feature_modes t_renumber; }
 inplace_tests() { feature_modes t_inplace; }
 # edges (issue 10): private /dev/zero mappings, soft-dirty across merges
 edges_tests() { feature_modes t_edges; }
+# compaction on demand (issue 14): merged, then with every feature off
+# (the walk merges nothing)
+compact_tests() {
+	run t_compact
+	if wr none "$DBG/features"; then
+		run t_compact -s
+	else
+		tap 1 "features off through debugfs" "$WR_ERR"
+	fi
+	wr all "$DBG/features"
+}
 
 # ---- upstream mm selftests (tests/selftests/, staged as /selftests) ----
 
@@ -821,6 +832,8 @@ smp() {
 	if load; then
 		tap 0 "load: insmod, transition 0, enabled 1"
 		mtorture on
+		# a thread writing every page while the walk runs, on 2 CPUs
+		run t_compact
 		unload
 		tap $? "unload: disable, sysfs gone, rmmod, /sys/module gone" "$UNLOAD_ERR"
 	else
@@ -892,10 +905,13 @@ if [ "$LOADED" = 1 ]; then
 	renumber_tests
 	inplace_tests
 	edges_tests
+	compact_tests
 	run t_pins -o
 	cli_tests
 	# the CLI as users run it: README's commands, argv, JSON (issue 12)
 	run t_cli.sh
+	# vmamerge compact as users run it (issue 14)
+	run t_compact_cli.sh
 	diff_loaded
 	cp "$DBG/stats" "$TMP/stats.before" 2>/dev/null
 	run torture.sh -T "$TMAX" on "$TSEEDS" "$TNOPS"

@@ -33,24 +33,6 @@
 static int stock, renumber_only, vfd = -1;
 static char *win;
 
-/* VMAs that overlap [@lo, @hi) in /proc/self/maps */
-static int vmas_in(const char *lo, const char *hi)
-{
-	unsigned long s, e;
-	char line[512];
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 &&
-		    s < (unsigned long)hi && e > (unsigned long)lo)
-			n++;
-	fclose(f);
-	return n;
-}
-
 static int b_intact(void)
 {
 	int i;

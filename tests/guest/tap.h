@@ -109,6 +109,8 @@ void page_fill(char *p, unsigned int tag);
 int page_check(const char *p, unsigned int tag, unsigned long *off);
 /* A free 2 MiB-aligned range of @len bytes (reserved, unmapped) or NULL */
 char *aligned_window(unsigned long len);
+/* VMAs that overlap [@lo, @hi) in /proc/self/maps, or -1 */
+int vmas_in(const void *lo, const void *hi);
 /* /proc/self/pagemap's 64-bit entry for the page at @p (0 if unreadable) */
 unsigned long long pagemap_entry(const void *p);
 /* A counter from debugfs stats; -1: stats unreadable, -2: no such name */

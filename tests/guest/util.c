@@ -468,6 +468,23 @@ char *aligned_window(unsigned long len)
 	return (char *)(((unsigned long)r + align - 1) & ~(align - 1));
 }
 
+int vmas_in(const void *lo, const void *hi)
+{
+	unsigned long s, e;
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 &&
+		    s < (unsigned long)hi && e > (unsigned long)lo)
+			n++;
+	fclose(f);
+	return n;
+}
+
 unsigned long long pagemap_entry(const void *p)
 {
 	unsigned long long e = 0;
