@@ -153,10 +153,13 @@ static void vmamerge_compact_worker(struct work_struct *work)
 	struct vmamerge_compact c = { };
 	struct mm_struct *mm = cw->mm;
 
-	/* opted out meanwhile (EOPNOTSUPP) or killed: nothing to report */
+	/*
+	 * Opted out meanwhile (EOPNOTSUPP): not counted, and vmas_after
+	 * stays 0, so the next time the limit is reached queues again.
+	 */
 	if (!vmamerge_compact_mm(mm, &c))
 		vmamerge_count(mm, VMAMERGE_C_COMPACTIONS_AUTO, 1);
-	vmamerge_mm_auto_done(mm, c.vmas_after ?: mm->map_count);
+	vmamerge_mm_auto_done(mm, c.vmas_after);
 	/* the last reference: the mm is torn down here, in process context */
 	mmput(mm);
 	kfree(cw);
