@@ -16,6 +16,19 @@
  * rewrite_max_pages.  The walk goes on from the end of the last VMA it
  * looked at, re-looked up after each retake: whatever changed meanwhile
  * is simply what the walk finds.
+ *
+ * The same walk runs by itself for an opted-in process whose VMA count
+ * reaches compact_at_pct percent of vm.max_map_count (module parameter,
+ * default 90, 0 = never), before mmap(), mremap() or a split would fail
+ * with ENOMEM: a merge attempt that fails (the count may grow) queues it
+ * on our workqueue with a reference on the mm (vmamerge_compact_maybe_queue()).
+ * It runs in a kworker, not in the task, which holds mmap_lock then; the
+ * task may meanwhile go on mapping - the walk catches up with what it
+ * finds.  Once per mm at a time, and again only after the count grew by
+ * a thirty-second of the limit past what the last walk left (a process
+ * whose VMAs do not merge is not walked on every mmap()).  Unload flushes
+ * the queue (vmamerge_compact_exit(), after the livepatch is gone: no
+ * new work).
  */
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -23,6 +36,10 @@
 #include <linux/mmap_lock.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/moduleparam.h>
 
 #include "vmamerge.h"
 #include "page_rewrite.h"
@@ -106,4 +123,86 @@ int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c)
 		cond_resched();
 	}
 	return 0;
+}
+
+/* ---- automatic compaction ---- */
+
+/* compact_at_pct: 0..100 (0: never); read locklessly */
+static unsigned long vmamerge_compact_at_pct = 90;
+static const struct vmamerge_bounded_param vmamerge_compact_at_pct_param = {
+	.val = &vmamerge_compact_at_pct,
+	.min = 0,
+	.max = 100,
+};
+module_param_cb(compact_at_pct, &vmamerge_param_bounded_ops,
+		(void *)&vmamerge_compact_at_pct_param, 0644);
+MODULE_PARM_DESC(compact_at_pct,
+		 "compact an opted-in process by itself when its VMA count reaches this percentage of vm.max_map_count (0..100, default 90, 0: never)");
+
+static struct workqueue_struct *vmamerge_compact_wq;
+
+struct vmamerge_compact_work {
+	struct work_struct work;
+	struct mm_struct *mm;	/* an mm_users reference */
+};
+
+static void vmamerge_compact_worker(struct work_struct *work)
+{
+	struct vmamerge_compact_work *cw =
+		container_of(work, struct vmamerge_compact_work, work);
+	struct vmamerge_compact c = { };
+	struct mm_struct *mm = cw->mm;
+
+	/*
+	 * Opted out meanwhile (EOPNOTSUPP): not counted, and vmas_after
+	 * stays 0, so the next time the limit is reached queues again.
+	 */
+	if (!vmamerge_compact_mm(mm, &c))
+		vmamerge_count(mm, VMAMERGE_C_COMPACTIONS_AUTO, 1);
+	vmamerge_mm_auto_done(mm, c.vmas_after);
+	/* the last reference: the mm is torn down here, in process context */
+	mmput(mm);
+	kfree(cw);
+}
+
+/*
+ * vmamerge_compact_maybe_queue - after a merge attempt on @mm failed:
+ * queue the walk if @mm is opted in and its VMA count reached the limit.
+ * mmap_lock held for writing (read: mm->map_count); never sleeps.
+ * sysctl_max_map_count is read locklessly, as mmap_region() reads it.
+ */
+void vmamerge_compact_maybe_queue(struct mm_struct *mm)
+{
+	unsigned long pct = READ_ONCE(vmamerge_compact_at_pct);
+	struct vmamerge_compact_work *cw;
+	int limit;
+
+	if (!pct || !vmamerge_mm_opted_in(mm))
+		return;
+	limit = (int)((u64)READ_ONCE(sysctl_max_map_count) * pct / 100);
+	if (mm->map_count < limit ||
+	    !vmamerge_mm_auto_claim(mm, mm->map_count, max(limit / 32, 1)))
+		return;
+	cw = kmalloc(sizeof(*cw), GFP_NOWAIT | __GFP_NOWARN);
+	if (!cw || !mmget_not_zero(mm)) {
+		kfree(cw);
+		vmamerge_mm_auto_done(mm, 0);
+		return;
+	}
+	INIT_WORK(&cw->work, vmamerge_compact_worker);
+	cw->mm = mm;
+	queue_work(vmamerge_compact_wq, &cw->work);
+}
+
+int vmamerge_compact_init(void)
+{
+	vmamerge_compact_wq = alloc_workqueue("vmamerge_compact", WQ_UNBOUND,
+					      1);
+	return vmamerge_compact_wq ? 0 : -ENOMEM;
+}
+
+/* After the livepatch is gone nothing queues: run what is queued, free. */
+void vmamerge_compact_exit(void)
+{
+	destroy_workqueue(vmamerge_compact_wq);
 }

@@ -252,6 +252,40 @@ module_param_cb(features, &vmamerge_param_features_ops, NULL, 0444);
 MODULE_PARM_DESC(features, "features on at load, from none: all (default), none, or a comma-separated list of renumber, transplant");
 
 /*
+ * Run-time numeric parameters with a range (rewrite_max_pages,
+ * compact_at_pct): a value outside [min, max] is refused with EINVAL and
+ * changes nothing; readers use READ_ONCE() and need no lock (one
+ * operation reads the value once).
+ */
+static int vmamerge_param_bounded_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	const struct vmamerge_bounded_param *b = kp->arg;
+	unsigned long v;
+	int err = kstrtoul(val, 0, &v);
+
+	if (err)
+		return err;
+	if (v < b->min || v > b->max)
+		return -EINVAL;
+	WRITE_ONCE(*b->val, v);
+	return 0;
+}
+
+static int vmamerge_param_bounded_get(char *buf,
+				      const struct kernel_param *kp)
+{
+	const struct vmamerge_bounded_param *b = kp->arg;
+
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(*b->val));
+}
+
+const struct kernel_param_ops vmamerge_param_bounded_ops = {
+	.set = vmamerge_param_bounded_set,
+	.get = vmamerge_param_bounded_get,
+};
+
+/*
  * Test hook: make init fail at point N (1 before the exec/exit hooks,
  * 2 after them, 3 after the control device, 4 after debugfs, just before
  * the livepatch would be enabled), so the test suite can check that a
@@ -280,9 +314,12 @@ static int __init vmamerge_init(void)
 	ret = vmamerge_transplant_init();
 	if (ret)
 		goto err_counters;
-	ret = vmamerge_injected_failure(1) ?: vmamerge_optin_init();
+	ret = vmamerge_compact_init();
 	if (ret)
 		goto err_transplant;
+	ret = vmamerge_injected_failure(1) ?: vmamerge_optin_init();
+	if (ret)
+		goto err_compact;
 	ret = vmamerge_injected_failure(2) ?: vmamerge_control_init();
 	if (ret)
 		goto err_optin;
@@ -308,6 +345,8 @@ err_control:
 	vmamerge_control_exit();
 err_optin:
 	vmamerge_optin_exit();
+err_compact:
+	vmamerge_compact_exit();
 err_transplant:
 	vmamerge_transplant_exit();
 err_counters:
@@ -324,6 +363,8 @@ static void __exit vmamerge_exit(void)
 {
 	vmamerge_debugfs_exit();
 	vmamerge_control_exit();
+	/* before the per-mm state goes: queued walks use it */
+	vmamerge_compact_exit();
 	vmamerge_optin_exit();
 	vmamerge_transplant_exit();
 	vmamerge_counters_exit();

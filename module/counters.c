@@ -26,8 +26,14 @@
 /* A klp shadow id, unique among all livepatches: "vmmg". */
 #define VMAMERGE_SHADOW_MM_COUNTERS	0x766d6d67UL
 
+/*
+ * @auto_queued: an automatic compaction of the mm is queued or running
+ * (compact.c); @auto_after: the mm's VMA count after the last one.
+ */
 struct vmamerge_mm_counters {
 	atomic64_t c[VMAMERGE_NR_COUNTERS];
+	atomic_t auto_queued;
+	atomic_t auto_after;
 };
 
 struct vmamerge_pcpu_counters {
@@ -50,6 +56,31 @@ void vmamerge_count(struct mm_struct *mm, enum vmamerge_counter c, u64 n)
 	mc = klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
 	if (mc)
 		atomic64_add(n, &mc->c[c]);
+}
+
+bool vmamerge_mm_auto_claim(struct mm_struct *mm, int count, int step)
+{
+	struct vmamerge_mm_counters *mc;
+
+	if (!test_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
+		return false;
+	mc = klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
+	if (!mc || count < atomic_read(&mc->auto_after) + step)
+		return false;
+	return !atomic_xchg(&mc->auto_queued, 1);
+}
+
+void vmamerge_mm_auto_done(struct mm_struct *mm, int after)
+{
+	struct vmamerge_mm_counters *mc;
+
+	if (!test_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
+		return;
+	mc = klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
+	if (!mc)
+		return;
+	atomic_set(&mc->auto_after, after);
+	atomic_set(&mc->auto_queued, 0);
 }
 
 void vmamerge_counters_read_global(u64 *out)

@@ -105,6 +105,8 @@ void vmamerge_merge_done(struct vmamerge_merge *m,
 		vmamerge_keep_softdirty(m, merged);
 	if (!merged) {
 		vmamerge_count(m->mm, VMAMERGE_C_MERGE_FAILED, 1);
+		/* the VMA count may grow now: near the limit, compact */
+		vmamerge_compact_maybe_queue(m->mm);
 		/* the decision point expected a merge: should stay 0 */
 		if (m->rehomed)
 			vmamerge_count(m->mm, VMAMERGE_C_REHOMED_UNMERGED, 1);

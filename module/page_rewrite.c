@@ -82,36 +82,17 @@ enum vmamerge_counter vmamerge_refusal_counter(enum vmamerge_refusal r)
 }
 
 /*
- * rewrite_max_pages: read once per rewrite (READ_ONCE, no lock: a rewrite
- * that began under the old budget finishes under it).  Values outside
- * 1..VMAMERGE_REWRITE_MAX_PAGES are refused with EINVAL and change nothing.
+ * rewrite_max_pages: read once per rewrite (a rewrite that began under
+ * the old budget finishes under it); 1..VMAMERGE_REWRITE_MAX_PAGES.
  */
 static unsigned long vmamerge_rewrite_budget = VMAMERGE_REWRITE_DEFAULT_PAGES;
-
-static int vmamerge_param_budget_set(const char *val,
-				     const struct kernel_param *kp)
-{
-	unsigned long v;
-	int err = kstrtoul(val, 0, &v);
-
-	if (err)
-		return err;
-	if (!v || v > VMAMERGE_REWRITE_MAX_PAGES)
-		return -EINVAL;
-	WRITE_ONCE(vmamerge_rewrite_budget, v);
-	return 0;
-}
-
-static int vmamerge_param_budget_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%lu\n", READ_ONCE(vmamerge_rewrite_budget));
-}
-
-static const struct kernel_param_ops vmamerge_param_budget_ops = {
-	.set = vmamerge_param_budget_set,
-	.get = vmamerge_param_budget_get,
+static const struct vmamerge_bounded_param vmamerge_rewrite_budget_param = {
+	.val = &vmamerge_rewrite_budget,
+	.min = 1,
+	.max = VMAMERGE_REWRITE_MAX_PAGES,
 };
-module_param_cb(rewrite_max_pages, &vmamerge_param_budget_ops, NULL, 0644);
+module_param_cb(rewrite_max_pages, &vmamerge_param_bounded_ops,
+		(void *)&vmamerge_rewrite_budget_param, 0644);
 MODULE_PARM_DESC(rewrite_max_pages,
 		 "largest VMA, in pages, one rewrite takes on (1..524288, default 32768 = 128 MiB); larger ones are refused_too_large");
 

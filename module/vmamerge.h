@@ -10,6 +10,7 @@
 #include <linux/gfp.h>
 #include <linux/mm_types.h>
 #include <linux/livepatch.h>
+#include <linux/moduleparam.h>
 #include "uapi/vmamerge.h"
 #include "glue.h"	/* module/kernel-<series>/glue.h: MMF bits etc. */
 
@@ -28,6 +29,13 @@ const char *vmamerge_feature_name(int i);	/* of BIT(i); NULL past the end */
 /* The one parser of mode and feature names (debugfs, module parameters). */
 int vmamerge_parse_mode(const char *s);
 int vmamerge_parse_features(char *buf, unsigned int *features);
+
+/* A numeric module parameter with a range (core.c): kernel_param.arg */
+struct vmamerge_bounded_param {
+	unsigned long *val;
+	unsigned long min, max;
+};
+extern const struct kernel_param_ops vmamerge_param_bounded_ops;
 
 /* ---- validated kernel builds (validated_builds.c) ---- */
 
@@ -76,6 +84,15 @@ void vmamerge_counters_exit(void);
 int vmamerge_mm_counters_alloc(struct mm_struct *mm, gfp_t gfp);
 void vmamerge_mm_counters_free(struct mm_struct *mm);
 void vmamerge_mm_counters_free_all(void);
+/*
+ * The automatic compaction's state, kept with the per-mm counters (mms
+ * without them are never compacted automatically).  claim: true if @mm
+ * may be queued now - none queued, and @count at least @step above the
+ * VMA count the last one left; then it is marked queued.  done: the walk
+ * ended with @after VMAs (0: it did not run), unmark.
+ */
+bool vmamerge_mm_auto_claim(struct mm_struct *mm, int count, int step);
+void vmamerge_mm_auto_done(struct mm_struct *mm, int after);
 
 /* ---- merge decision point (merge_hook.c) ---- */
 
@@ -208,6 +225,10 @@ struct mm_struct *vmamerge_get_target_mm(u32 kind, s32 id, unsigned int mode,
 int vmamerge_ioctl_vmas(void __user *uarg);
 /* compact.c: the walk of VMAMERGE_IOC_COMPACT (out fields but counters) */
 int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c);
+/* ... queued by itself when an opted-in mm nears vm.max_map_count */
+void vmamerge_compact_maybe_queue(struct mm_struct *mm);
+int vmamerge_compact_init(void);
+void vmamerge_compact_exit(void);
 
 /* ---- rmap verifier (verify.c; helpers in verify.h) ---- */
 

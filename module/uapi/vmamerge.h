@@ -128,7 +128,8 @@ struct vmamerge_config {
 	X(VMAS_ADOPTED,		"vmas_adopted")				\
 	X(REHOMED_UNMERGED,	"rehomed_unmerged")			\
 	X(REFUSED_SOFTDIRTY,	"refused_softdirty")			\
-	X(PAGES_REWRITTEN,	"pages_rewritten")
+	X(PAGES_REWRITTEN,	"pages_rewritten")				\
+	X(COMPACTIONS_AUTO,	"compactions_auto")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {

@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 
 #define PG		4096UL
+#define PCT_PARAM	"/sys/module/vmamerge/parameters/compact_at_pct"
 #define WIN_PAGES	(3 * 2000UL + 64)	/* room for fragment(0, 2000) */
 
 static int stock;
@@ -322,6 +323,102 @@ static void t_concurrent(void)
 	munmap(W, WIN_PAGES * PG);
 }
 
+/*
+ * The automatic walk (module parameter compact_at_pct, default 90): with
+ * vm.max_map_count at 1000, a process fragmented into 800 VMAs before it
+ * opted in then maps 600 more pages, each next to the last with the
+ * other protection (a failed merge attempt each, a new VMA each).  Not
+ * opted in it fails with ENOMEM near the limit - the stock result; opted
+ * in, the walk queued at 900 VMAs merges the 800 and it maps all 600.
+ * Each run in a child: 0 all mapped, 1 ENOMEM (mapping *i), 2 setup.
+ */
+#define AUTO_FRAGMENTS	800UL
+#define AUTO_NEW	600UL
+
+static int auto_child(int optin)
+{
+	unsigned long i;
+	int prot;
+	char *p;
+
+	if (opt(VMAMERGE_ADVISE_DISABLE) || fragment(0, AUTO_FRAGMENTS))
+		return 2;
+	if (optin && opt(VMAMERGE_ADVISE_ENABLE))
+		return 2;
+	for (i = 0; i < AUTO_NEW; i++) {
+		p = pg(3 * AUTO_FRAGMENTS + 1 + i);
+		prot = i % 2 ? PROT_READ | PROT_WRITE : PROT_READ;
+		if (mmap(p, PG, prot, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED_NOREPLACE, -1, 0) != p) {
+			printf("# mapping %lu of %lu: %s (%ld VMAs here)\n", i,
+			       AUTO_NEW, strerror(errno),
+			       window_vmas(3 * AUTO_FRAGMENTS + 1 + i));
+			return errno == ENOMEM ? 1 : 2;
+		}
+		if (prot & PROT_WRITE)
+			*p = 1;
+	}
+	for (i = 0; i < AUTO_FRAGMENTS; i++)
+		if (page_check(pg(i), 1 + i, NULL))
+			return 3;
+	printf("# all %lu mapped, %ld VMAs over the window\n", AUTO_NEW,
+	       window_vmas(3 * AUTO_FRAGMENTS + 1 + AUTO_NEW));
+	return 0;
+}
+
+static int auto_run(int optin)
+{
+	int st;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+
+	if (!pid) {
+		st = auto_child(optin);
+		fflush(stdout);
+		_exit(st);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void t_auto(void)
+{
+	char old[32] = "", pct[16] = "";
+	long n0;
+
+	if (read_file("/proc/sys/vm/max_map_count", old, sizeof(old)) <= 0 ||
+	    read_file(PCT_PARAM, pct, sizeof(pct)) <= 0) {
+		skip("no compact_at_pct or max_map_count", "auto");
+		return;
+	}
+	ok(write_file(PCT_PARAM, "101", 3) == -EINVAL,
+	   "auto: compact_at_pct refuses 101 with EINVAL");
+	if (write_file("/proc/sys/vm/max_map_count", "1000", 4)) {
+		ok(0, "auto: vm.max_map_count=1000");
+		return;
+	}
+	ok(auto_run(0) == 1, "auto: not opted in: ENOMEM before %lu more mappings",
+	   AUTO_NEW);
+	n0 = stats_counter("compactions_auto");
+	if (stock) {
+		ok(auto_run(1) == 1, "auto: opted in, features off: ENOMEM too");
+	} else {
+		ok(auto_run(1) == 0,
+		   "auto: opted in: all %lu mapped, the fragments byte-exact",
+		   AUTO_NEW);
+		ok(stats_counter("compactions_auto") > n0,
+		   "auto: compactions_auto moved (%ld)",
+		   stats_counter("compactions_auto") - n0);
+	}
+	write_file(PCT_PARAM, "0", 1);
+	ok(auto_run(1) == 1, "auto: compact_at_pct=0: ENOMEM (never by itself)");
+	write_file(PCT_PARAM, pct, strlen(pct));
+	write_file("/proc/sys/vm/max_map_count", old, strlen(old));
+}
+
 static void t_errors(void)
 {
 	struct vmamerge_compact c;
@@ -425,6 +522,7 @@ int main(int argc, char **argv)
 	t_protections();
 	t_concurrent();
 	t_slices();
+	t_auto();
 	opt(VMAMERGE_ADVISE_DISABLE);
 	return tap_exit();
 }
