@@ -19,7 +19,7 @@
  *
  * The same walk runs by itself for an opted-in process whose VMA count
  * reaches compact_at_pct percent of vm.max_map_count (module parameter,
- * default 90, 0 = never), before mmap(), mremap() or a split would fail
+ * default 80, 0 = never), before mmap(), mremap() or a split would fail
  * with ENOMEM: a merge attempt that fails (the count may grow) queues it
  * on our workqueue with a reference on the mm (vmamerge_compact_maybe_queue()).
  * It runs in a kworker, not in the task, which holds mmap_lock then; the
@@ -128,7 +128,7 @@ int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c)
 /* ---- automatic compaction ---- */
 
 /* compact_at_pct: 0..100 (0: never); read locklessly */
-static unsigned long vmamerge_compact_at_pct = 90;
+static unsigned long vmamerge_compact_at_pct = 80;
 static const struct vmamerge_bounded_param vmamerge_compact_at_pct_param = {
 	.val = &vmamerge_compact_at_pct,
 	.min = 0,
@@ -137,7 +137,7 @@ static const struct vmamerge_bounded_param vmamerge_compact_at_pct_param = {
 module_param_cb(compact_at_pct, &vmamerge_param_bounded_ops,
 		(void *)&vmamerge_compact_at_pct_param, 0644);
 MODULE_PARM_DESC(compact_at_pct,
-		 "compact an opted-in process by itself when its VMA count reaches this percentage of vm.max_map_count (0..100, default 90, 0: never)");
+		 "compact an opted-in process by itself when its VMA count reaches this percentage of vm.max_map_count (0..100, default 80, 0: never)");
 
 static struct workqueue_struct *vmamerge_compact_wq;
 
