@@ -1,6 +1,19 @@
 # shellcheck shell=sh
 # cli_lib.sh: the TAP helpers of the CLI tests (t_cli.sh, t_compact_cli.sh),
-# sourced by them; they set T (a scratch directory) first.
+# sourced by them; they set DIR (their directory) and CLI before, and T
+# (a scratch directory) before they call res, check or stderr_is.
+
+# cli_on_path: "vmamerge" on PATH is $CLI - through a link $LINK in $DIR
+# when the one found first is another (LINK empty otherwise)
+cli_on_path() {
+	PATH=$(dirname "$CLI"):$DIR:$PATH
+	export PATH
+	LINK=
+	if [ "$(command -v vmamerge)" != "$CLI" ]; then
+		LINK=$DIR/vmamerge
+		ln -sf "$CLI" "$LINK"
+	fi
+}
 
 # res RC DESC [DIAG...]
 res() {

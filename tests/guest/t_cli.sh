@@ -16,14 +16,11 @@ CLI=${VMAMERGE_CLI:-/bin/vmamerge}
 DBG=/sys/kernel/debug/vmamerge
 NOBODY=65534
 VER=$(cat /sys/module/vmamerge/version 2>/dev/null)
+# res, check, stderr_is, cli_on_path
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$DIR/cli_lib.sh"
 # the commands below are written as a user types them: "vmamerge ..."
-PATH=$(dirname "$CLI"):$DIR:$PATH
-export PATH
-LINK=
-if [ "$(command -v vmamerge)" != "$CLI" ]; then
-	LINK=$DIR/vmamerge
-	ln -sf "$CLI" "$LINK"
-fi
+cli_on_path
 T=$(mktemp -d /tmp/t_cli.XXXXXX) || exit 1
 cd "$T" || exit 1
 chmod 755 "$T"
@@ -32,10 +29,6 @@ chmod 755 "$T"
 sudo() {
 	"$@"
 }
-
-# res, check, stderr_is
-# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
-. "$DIR/cli_lib.sh"
 
 # runs DESC RC CMD...: CMD exits with RC (stdout in $T/out, for json)
 runs() {

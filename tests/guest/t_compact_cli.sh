@@ -22,21 +22,14 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 CLI=${VMAMERGE_CLI:-/bin/vmamerge}
 NOBODY=65534
 N=64
+# res, check, stderr_is, cli_on_path
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$DIR/cli_lib.sh"
 # the commands below are written as a user types them: "vmamerge ..."
-PATH=$(dirname "$CLI"):$DIR:$PATH
-export PATH
-LINK=
-if [ "$(command -v vmamerge)" != "$CLI" ]; then
-	LINK=$DIR/vmamerge
-	ln -sf "$CLI" "$LINK"
-fi
+cli_on_path
 T=$(mktemp -d /tmp/t_compact_cli.XXXXXX) || exit 1
 HOLDERS=
 NH=0
-
-# res, check, stderr_is (as t_cli.sh)
-# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
-. "$DIR/cli_lib.sh"
 
 # ---- the fragmented process ----
 
