@@ -26,7 +26,8 @@ CFG_DESC = {
               "pays for the livepatch",
     "off": "opted in, no feature: the module's hooks, decision points and "
            "counters, every merge decision the stock one",
-    "renumber": "opted in, renumber only: an `mremap()` move rewrites page "
+    "renumber": "opted in, renumber only: an `mremap()` move, and "
+                "mprotect & co. on an existing range, rewrite page "
                 "offsets where that buys a merge with a neighbour of the "
                 "same anon_vma; no anon_vma changes anywhere",
     "transplant": "opted in, transplant only: the in-place paths (mprotect "
@@ -755,7 +756,10 @@ stock kernel refuses because of page offsets or anon_vmas only
   merge with nothing is left as the stock kernel leaves it;
 - the in-place paths (mprotect and the other vma_merge()/vma_modify()
   callers, 6.1's mmap(), the expansion) transplant or adopt anon_vmas
-  where only they keep a merge from happening; they do not renumber.
+  where only they keep a merge from happening; an existing range whose
+  neighbour differs in page offset as well (mprotect & co.) goes through
+  the move's decision and rewrites the cheaper side; a new range (mmap,
+  the expansion) is never renumbered.
 
 So the spacing tables show the merges a move buys and their price, the
 large moves what a move pays when nothing merges, the system-call table
