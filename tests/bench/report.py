@@ -853,6 +853,17 @@ DEFERRED = """## Not measured (yet)
 """
 
 
+def results_date(path):
+    """The day of the run: bench.sh's results directory is named
+    YYYYMMDD-HHMMSS; a document regenerated later from the same results
+    keeps the run's date, not the day it was written."""
+    name = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    try:
+        return datetime.datetime.strptime(name, "%Y%m%d-%H%M%S").date().isoformat()
+    except ValueError:
+        return datetime.date.today().isoformat()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -874,6 +885,7 @@ def main():
                 except ValueError:
                     pass
     r = Report(recs)
+    run_date = results_date(a.results)
     r.p(HEAD.rstrip("\n"))
     for c in CONFIGS:
         r.p(f"  - `{c}`: {CFG_DESC[c]}")
@@ -885,7 +897,7 @@ def main():
     if params:
         env = params[0].get("env", {})
         cmd = " ".join(f"{k}={v}" for k, v in env.items()) + " make bench"
-        r.p(f"- date: {datetime.date.today().isoformat()}; command: "
+        r.p(f"- date: {run_date}; command: "
             f"`{cmd.strip()}`"
             + ("" if any(k.startswith("BENCH_") and k != "BENCH_DOC"
                          for k in env) else " (the default parameters)")
@@ -893,7 +905,7 @@ def main():
                "results.jsonl --out docs/benchmarks.md`"
                if env.get("BENCH_DOC") == "-" else ""))
     else:
-        r.p(f"- date: {datetime.date.today().isoformat()}; command: `make "
+        r.p(f"- date: {run_date}; command: `make "
             "bench` (its settings were not recorded)")
     tot = [o for o in recs if o.get("bench") == "total"]
     if not a.seconds and tot:
