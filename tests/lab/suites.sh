@@ -16,6 +16,25 @@
 #                       commands); one guest each (issue 12);
 #                       VMAMERGE_LAB_INSTALL=make|deb overrides
 lab_mirror=http://deb.debian.org/debian
+
+# lab_backports_kernel SUITE: the kernel release (e.g. 7.3.4+deb13-amd64)
+# that SUITE's linux-image-amd64 depends on, from the private apt lists of
+# tools/debian-apt.sh (updated here when older than six hours).
+lab_backports_kernel() {
+	local here ver dep
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	# shellcheck source-path=SCRIPTDIR source=../../tools/debian-apt.sh
+	source "$here/../../tools/debian-apt.sh"
+	papt_init
+	papt_update 21600 >/dev/null 2>&1 # lists older than 6 h only
+	ver=$(papt apt-cache madison linux-image-amd64 |
+		awk -F' *[|] *' -v s="$1" '$3 ~ " "s"/" { print $2; exit }')
+	[[ $ver ]] || { echo "lab: no linux-image-amd64 in $1" >&2; return 1; }
+	dep=$(papt apt-cache depends "linux-image-amd64=$ver" |
+		sed -n 's/^ *Depends: linux-image-\(.*-amd64\)$/\1/p' | head -n 1)
+	[[ $dep ]] || { echo "lab: linux-image-amd64=$ver names no kernel" >&2; return 1; }
+	echo "$dep"
+}
 lab_suite() {
 	case $1 in
 	bookworm)
@@ -30,12 +49,14 @@ lab_suite() {
 			"deb $lab_mirror bookworm-backports main")
 		;;
 	trixie)
-		# Not run yet (docs/testing.md): 6.12.118+deb13-amd64 is a
-		# validated build only with issue 11's list of builds; the
-		# upgrade is trixie-backports' 6.19 (a series the module does
-		# not support: Kbuild refuses it).
+		# The upgrade is whatever kernel trixie-backports' metapackage
+		# brings today (6.19.14 until November 2026, then 7.x: a
+		# series the module does not support, Kbuild refuses it).
+		# Backports drops old versions, so a fixed name stops
+		# resolving; VMAMERGE_LAB_UPGRADE pins one.
 		lab_rel=6.12.118+deb13-amd64 lab_kver=6.12.118-1
-		lab_upgrade=6.19.14+deb13-amd64
+		lab_upgrade=${VMAMERGE_LAB_UPGRADE:-$(lab_backports_kernel trixie-backports)} ||
+			return 1
 		lab_install="deb"
 		lab_sources=("deb $lab_mirror trixie main"
 			"deb http://deb.debian.org/debian-security trixie-security main"
