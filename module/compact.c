@@ -26,9 +26,10 @@
  * task may meanwhile go on mapping - the walk catches up with what it
  * finds.  Once per mm at a time, and again only after the count grew by
  * a thirty-second of the limit past what the last walk left (a process
- * whose VMAs do not merge is not walked on every mmap()).  Unload flushes
- * the queue (vmamerge_compact_exit(), after the livepatch is gone: no
- * new work).
+ * whose VMAs do not merge is not walked on every mmap()).  Disabling the
+ * livepatch stops both walks at their next slice and queues nothing more
+ * (vmamerge_patch_live); unload flushes the queue (vmamerge_compact_exit(),
+ * after the livepatch is gone).
  */
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -92,7 +93,8 @@ static bool vmamerge_compact_slice(struct mm_struct *mm, unsigned long *addr,
 /*
  * vmamerge_compact_mm - the walk, for an active @mm the caller holds an
  * mm_users reference to.  Fills the out fields of @c but the counters.
- * Returns 0, -EOPNOTSUPP (not opted in, or mode never) or -EINTR.
+ * Returns 0, -EOPNOTSUPP (not opted in, or mode never), -ESHUTDOWN (the
+ * livepatch is disabled or being disabled) or -EINTR.
  */
 int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c)
 {
@@ -104,6 +106,11 @@ int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c)
 		if (mmap_write_lock_killable(mm))
 			return -EINTR;
 		t0 = ktime_get_ns();
+		/* the livepatch disabled: stop, whatever else holds */
+		if (!READ_ONCE(vmamerge_patch_live)) {
+			mmap_write_unlock(mm);
+			return -ESHUTDOWN;
+		}
 		/* checked under the lock: the walk stops when it opts out */
 		if (!vmamerge_mm_opted_in(mm) || !vmamerge_mm_active(mm)) {
 			mmap_write_unlock(mm);
@@ -154,8 +161,9 @@ static void vmamerge_compact_worker(struct work_struct *work)
 	struct mm_struct *mm = cw->mm;
 
 	/*
-	 * Opted out meanwhile (EOPNOTSUPP): not counted, and vmas_after
-	 * stays 0, so the next time the limit is reached queues again.
+	 * Opted out (EOPNOTSUPP) or the livepatch disabled (ESHUTDOWN)
+	 * meanwhile: not counted, and vmas_after stays 0, so the next time
+	 * the limit is reached queues again.
 	 */
 	if (!vmamerge_compact_mm(mm, &c))
 		vmamerge_count(mm, VMAMERGE_C_COMPACTIONS_AUTO, 1);
@@ -177,7 +185,7 @@ void vmamerge_compact_maybe_queue(struct mm_struct *mm)
 	struct vmamerge_compact_work *cw;
 	int limit;
 
-	if (!pct || !vmamerge_mm_opted_in(mm))
+	if (!pct || !vmamerge_mm_opted_in(mm) || !READ_ONCE(vmamerge_patch_live))
 		return;
 	limit = (int)((u64)READ_ONCE(sysctl_max_map_count) * pct / 100);
 	if (mm->map_count < limit ||

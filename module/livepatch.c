@@ -14,10 +14,47 @@
 #include "vmamerge.h"
 #include "kernel_internal.h"
 
+/*
+ * vmamerge_patch_live - is the livepatch enabled (and not being disabled)?
+ * False before the patch is enabled and from the moment an administrator
+ * disables it (pre_unpatch, before the unpatch transition starts); true
+ * again when a disable is reversed (post_patch runs when that transition
+ * completes).  It stops the work the module does outside the replaced
+ * functions - compaction, by ioctl or queued (compact.c) - when the
+ * module is disabled, not only at rmmod: "disabled" means no merge of
+ * ours anywhere.  Tasks still in replacement code during the transition
+ * finish as the consistency model lets them.  Read locklessly: a walk
+ * that read true just before the disable ends its slice (bounded by
+ * VMAMERGE_COMPACT_SLICE_NS); the module text stays meanwhile - rmmod
+ * needs /dev/vmamerge closed and flushes the compaction queue first.
+ */
+bool vmamerge_patch_live;
+
+static int vmamerge_klp_pre_patch(struct klp_object *obj)
+{
+	WRITE_ONCE(vmamerge_patch_live, true);
+	return 0;
+}
+
+static void vmamerge_klp_post_patch(struct klp_object *obj)
+{
+	WRITE_ONCE(vmamerge_patch_live, true);
+}
+
+static void vmamerge_klp_pre_unpatch(struct klp_object *obj)
+{
+	WRITE_ONCE(vmamerge_patch_live, false);
+}
+
 static struct klp_object vmamerge_klp_objs[] = {
 	{
 		/* name == NULL: vmlinux */
 		.funcs = vmamerge_glue_funcs,
+		.callbacks = {
+			.pre_patch = vmamerge_klp_pre_patch,
+			.post_patch = vmamerge_klp_post_patch,
+			.pre_unpatch = vmamerge_klp_pre_unpatch,
+		},
 	},
 	{ }
 };

@@ -251,5 +251,6 @@ void vmamerge_debugfs_exit(void);
 extern struct klp_func vmamerge_glue_funcs[];
 
 int vmamerge_livepatch_enable(void);
+extern bool vmamerge_patch_live;	/* livepatch.c; read locklessly */
 
 #endif /* _VMAMERGE_H */

@@ -1399,6 +1399,8 @@ static void compact_error(int err, pid_t pid)
 {
 	if (err == EOPNOTSUPP)
 		compact_not_supported(pid);
+	else if (err == ESHUTDOWN)
+		msg("compact: the module's livepatch is disabled, nothing merges: load it again with 'sudo modprobe -r vmamerge && sudo modprobe vmamerge'");
 	else
 		pid_ioctl_error("compact", "VMAMERGE_IOC_COMPACT", err, pid);
 }

@@ -274,7 +274,9 @@ struct vmamerge_verify {
  * policies or userfaultfd contexts are not ours to merge and stay.
  * Needs ptrace attach rights over the target (as ADVISE); the target
  * must be opted in and the mode not "never".  Errors: EOPNOTSUPP for a
- * target that is not opted in or mode never, EPERM, ESRCH, EINVAL (flags
+ * target that is not opted in or mode never, ESHUTDOWN when the livepatch
+ * is disabled (or being disabled: the walk stops at its next slice, what
+ * was merged stays merged), EPERM, ESRCH, EINVAL (flags
  * or reserved != 0, kernel thread), EINTR (fatal signal: what was merged
  * stays merged, the out fields are not written).
  */

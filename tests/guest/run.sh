@@ -463,16 +463,22 @@ failed_loads() {
 # there (test_fork_hold_ms) must hold the unpatch transition open until it
 # has returned, or rmmod frees the text it returns into (issue 10, finding
 # 1: the call was a sibling call, "jmp vmamerge_mm_fork").
-fork_hold_test() {
-	_name="fork held in the hook during disable + rmmod"
+# cli_and_load NAME: for test NAME, which runs the CLI: load the module;
+# when the CLI is missing or the load fails, its TAP line and 1
+cli_and_load() {
 	if [ ! -x "$CLI" ]; then
-		skip "$_name" "$CLI not present"
-		return
+		skip "$1" "$CLI not present"
+		return 1
 	fi
 	if ! load; then
-		tap 1 "$_name: load" "$LOAD_ERR"
-		return
+		tap 1 "$1: load" "$LOAD_ERR"
+		return 1
 	fi
+}
+
+fork_hold_test() {
+	_name="fork held in the hook during disable + rmmod"
+	cli_and_load "$_name" || return
 	_held='test_fork_hold_ms: holding a fork'
 	_n0=$(dmesg | grep -c "$_held")
 	wr 3000 /sys/module/vmamerge/parameters/test_fork_hold_ms
@@ -507,6 +513,46 @@ fork_hold_test() {
 		tap 0 "$_name: the transition waited, the fork completed ($((_t1 - _t0)) ms)"
 	else
 		tap 1 "$_name" "$_err" "$(dmesg | tail -20)"
+		[ -e /sys/module/vmamerge ] && unload
+	fi
+}
+
+# ---- compaction after the livepatch was disabled (issue 14) ----
+
+# disabled_compact_test: "disabled" means no merge of ours, not only after
+# rmmod.  A fragmented opted-in process (t_compact hold: 32 one-page VMAs
+# in its window, other offsets and anon_vmas), the livepatch disabled and
+# gone from sysfs, the module still loaded: "vmamerge compact -p PID"
+# exits 1 with its one line and the window keeps its 32 VMAs, every page
+# byte-exact.  Then rmmod.
+disabled_compact_test() {
+	_name="compact after the livepatch was disabled"
+	cli_and_load "$_name" || return
+	_hf=$TMP/dc.hold
+	"$DIR/t_compact" hold 32 "$_hf" > "$_hf.out" 2>&1 &
+	_hp=$!
+	_err=
+	"$W" value "$_hf" "ready 32" 60000 > /dev/null ||
+		_err="t_compact hold did not get ready: $(cat "$_hf.out")"
+	"$CLI" enable -p "$_hp" > /dev/null 2>&1 || _err="${_err:+$_err; }enable -p $_hp failed"
+	wr 0 "$LP/enabled" || _err="${_err:+$_err; }echo 0 > enabled: $WR_ERR"
+	"$W" gone "$LP" 60000 > /dev/null ||
+		_err="${_err:+$_err; }the livepatch did not go away"
+	"$CLI" compact -p "$_hp" > "$TMP/dc.out" 2> "$TMP/dc.err"
+	_rc=$?
+	_want="vmamerge: compact: the module's livepatch is disabled, nothing merges: load it again with 'sudo modprobe -r vmamerge && sudo modprobe vmamerge'"
+	[ $_rc -eq 1 ] && [ ! -s "$TMP/dc.out" ] && [ "$(cat "$TMP/dc.err")" = "$_want" ] ||
+		_err="${_err:+$_err; }compact exited $_rc: $(cat "$TMP/dc.out" "$TMP/dc.err")"
+	kill -USR1 "$_hp"
+	"$W" value "$_hf" "checked 32" 30000 > /dev/null ||
+		_err="${_err:+$_err; }the window after compact: $(cat "$_hf" "$_hf.out" 2>&1)"
+	kill "$_hp"
+	wait "$_hp" 2> /dev/null
+	unload || _err="${_err:+$_err; }unload: $UNLOAD_ERR"
+	if [ -z "$_err" ]; then
+		tap 0 "$_name: exit 1 with its message, 32 VMAs stay, pages byte-exact"
+	else
+		tap 1 "$_name" "$_err" "$(dmesg | tail -5)"
 		[ -e /sys/module/vmamerge ] && unload
 	fi
 }
@@ -574,14 +620,7 @@ uffd_park_test() {
 # and says how to go back; a second wait then succeeds.
 klp_wait_test() {
 	_name="klp-wait.sh: a bounded wait names the task that holds the transition"
-	if [ ! -x "$CLI" ]; then
-		skip "$_name" "$CLI not present"
-		return
-	fi
-	if ! load; then
-		tap 1 "$_name: load" "$LOAD_ERR"
-		return
-	fi
+	cli_and_load "$_name" || return
 	_held='test_fork_hold_ms: holding a fork'
 	_n0=$(dmesg | grep -c "$_held")
 	wr 8000 /sys/module/vmamerge/parameters/test_fork_hold_ms
@@ -925,6 +964,7 @@ if [ "$LOADED" = 1 ]; then
 	[ ! -e /dev/vmamerge ]
 	tap $? "/dev/vmamerge gone after rmmod"
 	fork_hold_test
+	disabled_compact_test
 	klp_wait_test
 	uffd_park_test mmap
 	uffd_park_test mremap
