@@ -132,7 +132,7 @@ ln -sf /dev/null "$root/etc/systemd/system/getty@tty1.service"
 
 log "disk image"
 size=$(($(du -sm "$root" | cut -f1) + 3072))
-mkfs.ext4 -q -L vmlab-root -d "$root" "$dir/disk.img" "${size}M"
+mkfs.ext4 -q -L vmlab-root -d "$root" "$dir/disk.img" "${size}M" >&2 # stdout is the answer
 echo "$suite $lab_rel $key $(date -u +%FT%TZ) $((SECONDS - t0))s" >"$dir/ok"
 log "done in $((SECONDS - t0)) s: $dir"
 echo "$dir"
