@@ -90,7 +90,7 @@ pid_t spawn_sleeper(int *wfd);
 /* Closes wfd and reaps the sleeper; returns its wait status. */
 int reap_sleeper(pid_t pid, int wfd);
 
-/* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges) ---- */
+/* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges, t_family) ---- */
 /*
  * Parses "[-o] [-r | -s]" into *@stock (-s) and *@renumber_only (-r),
  * and "-q" into *@quick where @quick is not NULL (t_renumber's smoke set),
