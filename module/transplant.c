@@ -17,13 +17,15 @@
  *    every entry under one root's lock);
  *  - every page passes the sharing check and belongs to the VMA's
  *    anon_vma (page_rewrite.c).
- * A forked family (either side) keeps the stock behaviour, counted as
- * refused_family - decided from the family's shape alone, in O(1), before
- * any page is looked at, so it says nothing about the pages: they may all
- * be exclusive by now (the parent unmapped its copy or exited) or still
- * COW-shared.  refused_shared stays for a page found mapped or referenced
- * twice (sharing.c, page_rewrite.c).  What a forked family would need,
- * and why none of it is done:
+ * A forked family (either side) keeps the stock behaviour: refused with
+ * VMAMERGE_R_FAMILY, decided from the family's shape alone, in O(1),
+ * before any page is looked at - the pages may all be exclusive by now
+ * (the parent unmapped its copy or exited) or still COW-shared.  What is
+ * counted is decided on the refusal path by vmamerge_family_refusal()
+ * below: refused_shared if a page that would move is mapped or referenced
+ * twice (as everywhere: sharing.c, page_rewrite.c), refused_family if
+ * every one is exclusive.  What a forked family would need, and why none
+ * of it is done:
  *  - a VMA with ancestors (chain of several entries, anon_vma not a root)
  *    has pages whose anon_vma is an ancestor's (faulted before the fork,
  *    never written since), and one chain entry per ancestor, each keeping
