@@ -93,10 +93,13 @@ struct vmamerge_mv_part {
 	pgoff_t key;
 };
 
+/* @vma: the part whose rewrite was refused (for a transplant, the mover) */
 static void vmamerge_mv_refused(struct vmamerge_move *mv,
 				struct vm_area_struct *vma,
 				enum vmamerge_refusal r)
 {
+	if (r == VMAMERGE_R_FAMILY)
+		r = vmamerge_family_refusal(vma);
 	vmamerge_count(mv->mm, vmamerge_refusal_counter(r), 1);
 	trace_vmamerge_refuse(mv->mm, mv->path, vma->vm_start, vma->vm_end, r);
 }
@@ -230,6 +233,7 @@ struct vmamerge_mv_plan {
 	int merged;		/* neighbours that end up merged; -1: none */
 	unsigned long cost;
 	enum vmamerge_refusal refusal;	/* the first infeasible step's */
+	struct vm_area_struct *refused;	/* and its part */
 };
 
 static void vmamerge_mv_evaluate(struct vmamerge_move *mv,
@@ -246,8 +250,10 @@ static void vmamerge_mv_evaluate(struct vmamerge_move *mv,
 		r = vmamerge_mv_needs(p, i, a) ?
 		    vmamerge_mv_feasible(mv, p, i, a) : VMAMERGE_R_NONE;
 		if (r) {
-			if (!plan->refusal)
+			if (!plan->refusal) {
 				plan->refusal = r;
+				plan->refused = p[i].vma;
+			}
 			if (i == VMAMERGE_MV_SRC || i == a) {
 				plan->merged = -1;	/* nothing merges */
 				return;
@@ -357,11 +363,12 @@ static void vmamerge_mv_refused_step(struct vmamerge_move *mv,
 /*
  * The anchor whose plan merges the most neighbours, then rewrites the
  * fewest pages; -1 if no plan merges any.  *@first: the first refusal
- * met, for the count when nothing merges.
+ * met, for the count when nothing merges, and *@refused its part.
  */
 static int vmamerge_mv_choose(struct vmamerge_move *mv,
 			      struct vmamerge_mv_part *p,
-			      enum vmamerge_refusal *first)
+			      enum vmamerge_refusal *first,
+			      struct vm_area_struct **refused)
 {
 	/* the order of preference on ties: keep a neighbour's numbering */
 	static const int order[] = {
@@ -376,8 +383,10 @@ static int vmamerge_mv_choose(struct vmamerge_move *mv,
 		if (!p[a].vma)
 			continue;
 		vmamerge_mv_evaluate(mv, p, a, &plan);
-		if (!*first)
+		if (!*first) {
 			*first = plan.refusal;
+			*refused = plan.refused;
+		}
 		if (plan.merged > best.merged ||
 		    (plan.merged == best.merged && plan.cost < best.cost)) {
 			best = plan;
@@ -395,7 +404,7 @@ static int vmamerge_mv_choose(struct vmamerge_move *mv,
 static bool vmamerge_mv_run(struct vmamerge_move *mv,
 			    struct vmamerge_mv_part *p)
 {
-	struct vm_area_struct *src = mv->src;
+	struct vm_area_struct *src = mv->src, *refused = NULL;
 	enum vmamerge_refusal first, r;
 	int i, anchor;
 	pgoff_t old;
@@ -407,11 +416,11 @@ static bool vmamerge_mv_run(struct vmamerge_move *mv,
 			break;
 	if (i == VMAMERGE_MV_N)
 		return false;
-	anchor = vmamerge_mv_choose(mv, p, &first);
+	anchor = vmamerge_mv_choose(mv, p, &first, &refused);
 	if (anchor < 0) {
 		/* a merge only a rewrite could make, and none is possible */
 		if (first)
-			vmamerge_mv_refused_step(mv, src, first);
+			vmamerge_mv_refused_step(mv, refused, first);
 		return false;
 	}
 	/* time_ns: the rewrites only, not the O(1) decision above */

@@ -51,6 +51,7 @@ static const char *const vmamerge_refusal_names[VMAMERGE_NR_REFUSALS] = {
 	[VMAMERGE_R_NOMEM]	= "nomem",
 	[VMAMERGE_R_UNSTABLE]	= "unstable",
 	[VMAMERGE_R_SOFTDIRTY]	= "softdirty",
+	[VMAMERGE_R_FAMILY]	= "family",
 };
 
 static const enum vmamerge_counter vmamerge_refusal_counters[] = {
@@ -67,6 +68,7 @@ static const enum vmamerge_counter vmamerge_refusal_counters[] = {
 	[VMAMERGE_R_NOMEM]	= VMAMERGE_C_REFUSED_NOMEM,
 	[VMAMERGE_R_UNSTABLE]	= VMAMERGE_C_REFUSED_UNSTABLE,
 	[VMAMERGE_R_SOFTDIRTY]	= VMAMERGE_C_REFUSED_SOFTDIRTY,
+	[VMAMERGE_R_FAMILY]	= VMAMERGE_C_REFUSED_FAMILY,
 };
 
 const char *vmamerge_refusal_name(enum vmamerge_refusal r)

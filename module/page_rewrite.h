@@ -45,6 +45,7 @@ enum vmamerge_refusal {
 	VMAMERGE_R_NOMEM,	/* no memory for the folio list */
 	VMAMERGE_R_UNSTABLE,	/* rmap already inconsistent: leave it */
 	VMAMERGE_R_SOFTDIRTY,	/* the merge would lose VM_SOFTDIRTY */
+	VMAMERGE_R_FAMILY,	/* a forked anon_vma family (transplant.c) */
 	VMAMERGE_NR_REFUSALS
 };
 
@@ -189,6 +190,8 @@ enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 					      struct vm_area_struct *owner);
 /* May a VMA without anon_vma adopt @owner's?  O(1). */
 enum vmamerge_refusal vmamerge_adopt_allowed(struct vm_area_struct *owner);
+/* The reason to count for a VMAMERGE_R_FAMILY refusal of @vma. */
+enum vmamerge_refusal vmamerge_family_refusal(struct vm_area_struct *vma);
 
 /* ---- per-series helpers (kernel-<series>/rewrite_glue.c) ---- */
 

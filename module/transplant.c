@@ -17,8 +17,36 @@
  *    every entry under one root's lock);
  *  - every page passes the sharing check and belongs to the VMA's
  *    anon_vma (page_rewrite.c).
- * A forked family (either side) keeps the stock behaviour, counted as
- * refused_shared.
+ * A forked family (either side) keeps the stock behaviour: refused with
+ * VMAMERGE_R_FAMILY, decided from the family's shape alone, in O(1),
+ * before any page is looked at - the pages may all be exclusive by now
+ * (the parent unmapped its copy or exited) or still COW-shared.  What is
+ * counted is decided on the refusal path by vmamerge_family_refusal()
+ * below: refused_shared if a page that would move is mapped or referenced
+ * twice (as everywhere: sharing.c, page_rewrite.c), refused_family if
+ * every one is exclusive.  What a forked family would need, and why none
+ * of it is done:
+ *  - a VMA with ancestors (chain of several entries, anon_vma not a root)
+ *    has pages whose anon_vma is an ancestor's (faulted before the fork,
+ *    never written since), and one chain entry per ancestor, each keeping
+ *    it findable from that ancestor's tree; moving one entry would strand
+ *    the others, and dropping them would need the ancestors'
+ *    num_children/num_active_vmas and references unwound exactly as
+ *    unlink_anon_vmas() does, level by level;
+ *  - a VMA whose anon_vma has children (num_children > 1) shares its tree
+ *    with the children's VMAs, and their anon_vmas name it as parent: it
+ *    stays when the VMA leaves, and its num_children, num_active_vmas and
+ *    the references the children hold would have to stay exact for a
+ *    tree that outlives the VMA it was made for;
+ *  - an owner with ancestors would need the mover to get a chain entry
+ *    for every anon_vma of the owner's chain (anon_vma_clone()), not the
+ *    one entry moved here.
+ * None of it is impossible; each is a structure the kernel builds only in
+ * fork() and unwinds only in unlink_anon_vmas(), and the verifier would
+ * first have to check such multi-level families (issue 14).  Renumbering
+ * needs none of it (renumber.c re-keys every chain entry; each page is
+ * proved exclusive), so a forked VMA is renumbered where a move needs
+ * only that.
  *
  * Locks: mmap_lock (write) and the VMA's write lock (caller), the VMA's
  * anon_vma rwsem (write), then the neighbour's root rwsem by trylock only:
@@ -94,7 +122,9 @@ static bool vmamerge_unforked(struct vm_area_struct *vma)
 /*
  * vmamerge_transplant_allowed - may @mover's pages join the anon_vma of
  * @owner?  Both families must have the shape described at the top of this
- * file; otherwise VMAMERGE_R_SHARED.
+ * file; otherwise VMAMERGE_R_FAMILY.  num_children is read without the
+ * root's lock: fork() raises it only under our mmap_lock (held for
+ * writing), and vmamerge_transplant_lock() rechecks it under the lock.
  */
 enum vmamerge_refusal
 vmamerge_transplant_allowed(struct vm_area_struct *mover,
@@ -102,13 +132,51 @@ vmamerge_transplant_allowed(struct vm_area_struct *mover,
 {
 	if (!vmamerge_unforked(mover) || !vmamerge_unforked(owner) ||
 	    READ_ONCE(mover->anon_vma->num_children) != 1)
-		return VMAMERGE_R_SHARED;
+		return VMAMERGE_R_FAMILY;
 	return VMAMERGE_R_NONE;
 }
 
 enum vmamerge_refusal vmamerge_adopt_allowed(struct vm_area_struct *owner)
 {
-	return vmamerge_unforked(owner) ? VMAMERGE_R_NONE : VMAMERGE_R_SHARED;
+	return vmamerge_unforked(owner) ? VMAMERGE_R_NONE : VMAMERGE_R_FAMILY;
+}
+
+/*
+ * vmamerge_family_refusal - the reason to count for a VMAMERGE_R_FAMILY
+ * refusal of @vma, the VMA whose pages would have changed anon_vma: a
+ * page-level reason if one of its pages would have stopped the rewrite
+ * anyway - above all refused_shared, a page still mapped or referenced by
+ * another process (COW after fork) - else VMAMERGE_R_FAMILY: every page
+ * is provably exclusive, only the family's shape stops us, so that
+ * refused_family counts exactly the merges that rewriting forked families
+ * would gain.  A never-faulted @vma (adoption) moves no page.
+ *
+ * One pass of the rewrite walker (page_rewrite.c) under the same locks as
+ * a renumbering - mmap_lock (write, the caller's), the VMA write-locked,
+ * the root anon_vma's rwsem (write) - whose folios are released unchanged.
+ * Only on the refusal path, bounded by rewrite_max_pages like any rewrite.
+ * A transient refusal (a busy folio, a migration entry) or no memory for
+ * the folio list proves nothing about sharing: counted as the family.
+ */
+enum vmamerge_refusal vmamerge_family_refusal(struct vm_area_struct *vma)
+{
+	struct vmamerge_rewrite rw;
+	enum vmamerge_refusal r;
+
+	if (!vma->anon_vma)
+		return VMAMERGE_R_FAMILY;
+	vmamerge_rg_vma_start_write(vma);
+	r = vmamerge_rewrite_init(&rw, vma);
+	if (!r) {
+		anon_vma_lock_write(vma->anon_vma);
+		r = vmamerge_rewrite_collect(&rw);
+		vmamerge_rewrite_release(&rw);
+		anon_vma_unlock_write(vma->anon_vma);
+	}
+	vmamerge_rewrite_free(&rw);
+	if (!r || r == VMAMERGE_R_NOMEM || vmamerge_refusal_transient(r))
+		return VMAMERGE_R_FAMILY;
+	return r;
 }
 
 /*
@@ -122,8 +190,11 @@ enum vmamerge_refusal vmamerge_adopt_allowed(struct vm_area_struct *owner)
 enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 					      struct vm_area_struct *owner)
 {
-	if (vma->anon_vma || vmamerge_adopt_allowed(owner))
-		return VMAMERGE_R_SHARED;
+	/* callers offer only never-faulted VMAs; anything else is not ours */
+	if (vma->anon_vma)
+		return VMAMERGE_R_SPECIAL;
+	if (vmamerge_adopt_allowed(owner))
+		return VMAMERGE_R_FAMILY;
 	vmamerge_rg_vma_start_write(vma);
 	vma->anon_vma = owner->anon_vma;
 	/* on failure, anon_vma_clone() resets vma->anon_vma and the chain */
@@ -151,7 +222,7 @@ vmamerge_transplant_lock(struct vmamerge_rewrite *rw)
 	if (from->num_children != 1) {
 		up_write(&to->rwsem);
 		anon_vma_unlock_write(from);
-		return VMAMERGE_R_SHARED;
+		return VMAMERGE_R_FAMILY;
 	}
 	return VMAMERGE_R_NONE;
 }

@@ -77,10 +77,13 @@ bool vmamerge_attrs_match(const struct vmamerge_merge *m,
 	       anon_vma_name_eq(anon_vma_name(vma), m->anon_name);
 }
 
+/* @vma: the VMA refused (for a transplant, the mover) */
 static void vmamerge_tm_refused(struct vmamerge_merge *m,
 				struct vm_area_struct *vma,
 				enum vmamerge_refusal r)
 {
+	if (r == VMAMERGE_R_FAMILY)
+		r = vmamerge_family_refusal(vma);
 	vmamerge_count(m->mm, vmamerge_refusal_counter(r), 1);
 	trace_vmamerge_refuse(m->mm, m->path, vma->vm_start, vma->vm_end, r);
 }

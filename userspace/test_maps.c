@@ -937,6 +937,8 @@ static void test_compact(void)
 	snprintf(want, sizeof(want), "counter_%u", VMAMERGE_NR_COUNTERS + 2);
 	ok(!strcmp(counter_name(VMAMERGE_C_REFUSED_SOFTDIRTY, name, sizeof(name)),
 		   "refused_softdirty") &&
+	   !strcmp(counter_name(VMAMERGE_C_REFUSED_FAMILY, name, sizeof(name)),
+		   "refused_family") &&
 	   !strcmp(counter_name(VMAMERGE_C_MERGE_ATTEMPTS, name, sizeof(name)),
 		   "merge_attempts") &&
 	   !strcmp(counter_name(VMAMERGE_NR_COUNTERS + 2, name, sizeof(name)), want),
@@ -958,6 +960,7 @@ static void test_compact(void)
 	out = compact_out(&r, 1);
 	ok(!strncmp(out, empty, strlen(empty)) &&
 	   strstr(out, ", \"refused_softdirty\": 0") &&
+	   strstr(out, ", \"refused_family\": 0}}") &&
 	   !strcmp(out + strlen(out) - 4, "0}}\n"), "compact: nothing merged, json");
 	json_ok(out, ".refused .max_hold_ms .counters.refused_softdirty",
 		"{}\n0.000\n0\n", "compact: nothing merged, json parses");

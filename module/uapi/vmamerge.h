@@ -129,7 +129,8 @@ struct vmamerge_config {
 	X(REHOMED_UNMERGED,	"rehomed_unmerged")			\
 	X(REFUSED_SOFTDIRTY,	"refused_softdirty")			\
 	X(PAGES_REWRITTEN,	"pages_rewritten")				\
-	X(COMPACTIONS_AUTO,	"compactions_auto")
+	X(COMPACTIONS_AUTO,	"compactions_auto")			\
+	X(REFUSED_FAMILY,	"refused_family")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {

@@ -267,7 +267,7 @@ stats_delta() {
 		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] }' "$2" "$DBG/stats")"
 }
 
-# ---- the tests that run in feature modes (t_renumber, t_inplace, t_edges) ----
+# ---- the tests that run in feature modes (t_renumber, t_inplace, t_edges, t_family) ----
 
 # feature_modes PROG: PROG opted in with every feature, with renumber only
 # (-r: transplant off) and with none (-s: the stock behaviour; run.sh runs
@@ -295,6 +295,8 @@ renumber_tests() { feature_modes t_renumber; }
 inplace_tests() { feature_modes t_inplace; }
 # edges (issue 10): private /dev/zero mappings, soft-dirty across merges
 edges_tests() { feature_modes t_edges; }
+# forked families (issue 14): refused_family, refused_shared, renumbering
+family_tests() { feature_modes t_family; }
 # compaction on demand (issue 14): merged, then with every feature off
 # (the walk merges nothing)
 compact_tests() {
@@ -913,6 +915,7 @@ diff_baseline
 run t_renumber -s
 run t_inplace -s
 run t_edges -s
+run t_family -s
 run t_pins -s
 torture_selftest
 lazyfree_repro
@@ -944,6 +947,7 @@ if [ "$LOADED" = 1 ]; then
 	renumber_tests
 	inplace_tests
 	edges_tests
+	family_tests
 	compact_tests
 	run t_pins -o
 	cli_tests

@@ -154,65 +154,6 @@ static void verified(const char *ctx)
 
 /* ---- layout ---- */
 
-/*
- * The pgoff of the VMA at @addr: /proc/self/maps shows it for files only,
- * VMAMERGE_IOC_VMAS for every VMA.  -1 when it cannot be read (no module).
- */
-static long vma_pgoff(unsigned long addr)
-{
-	struct vmamerge_vma v;
-	struct vmamerge_vmas q;
-
-	if (vfd < 0)
-		return -1;
-	memset(&q, 0, sizeof(q));
-	q.size = sizeof(q);
-	q.target_kind = VMAMERGE_TARGET_SELF;
-	q.nr = 1;
-	q.addr = addr;
-	q.vmas_ptr = (unsigned long)&v;
-	q.vma_size = sizeof(v);
-	if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q) || q.nr != 1 || v.start != addr)
-		return -1;
-	return (long)v.pgoff;
-}
-
-/*
- * "s-e[~][z] ..." from /proc/self/maps: "~" a pgoff that is not linear,
- * "z" /dev/zero.  Without the module an anonymous VMA's pgoff is unknown
- * and gets no mark.  Returns the number of VMAs.
- */
-static int window_layout(char *buf, size_t len)
-{
-	unsigned long s, e, off;
-	char line[512], path[256];
-	size_t n = 0;
-	int nr = 0, f;
-	long po;
-	FILE *fp = fopen("/proc/self/maps", "r");
-
-	buf[0] = 0;
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		path[0] = 0;
-		f = sscanf(line, "%lx-%lx %*s %lx %*s %*s %255s", &s, &e, &off,
-			   path);
-		if (f < 3 || e <= (unsigned long)W ||
-		    s >= (unsigned long)pg(WIN_PAGES))
-			continue;
-		po = path[0] ? (long)(off / PG) : vma_pgoff(s);
-		n += snprintf(buf + n, len - n, "%s%lu-%lu%s%s", n ? " " : "",
-			      (s - (unsigned long)W) / PG,
-			      (e - (unsigned long)W) / PG,
-			      po < 0 || (unsigned long)po == s / PG ? "" : "~",
-			      !strcmp(path, "/dev/zero") ? "z" : "");
-		nr++;
-	}
-	fclose(fp);
-	return nr;
-}
-
 /* Without the module: the "~" marks of anonymous VMAs dropped from @want. */
 static void expect_layout(const char *ctx, const char *want)
 {
@@ -223,7 +164,7 @@ static void expect_layout(const char *ctx, const char *want)
 		if (want[i] != '~' || vfd >= 0 || want[i + 1] == 'z')
 			w[n++] = want[i];
 	w[n] = 0;
-	window_layout(got, sizeof(got));
+	window_layout(vfd, W, WIN_PAGES, got, sizeof(got));
 	if (!ok(!strcmp(got, w), "%s: layout %s", ctx, w))
 		diag("layout is %s", got);
 }
@@ -231,33 +172,13 @@ static void expect_layout(const char *ctx, const char *want)
 /* anon_vma letters of the window's VMAs ('-': none); module loaded only */
 static void expect_avs(const char *ctx, const char *want)
 {
-	struct vmamerge_vma v[32];
-	struct vmamerge_vmas q;
-	char got[40], av = 'a' - 1;
-	unsigned int i, nr = 0;
+	char got[40];
 
 	if (vfd < 0)
 		return;
-	memset(&q, 0, sizeof(q));
-	q.size = sizeof(q);
-	q.target_kind = VMAMERGE_TARGET_SELF;
-	q.nr = 32;
-	q.addr = (unsigned long)W;
-	q.vmas_ptr = (unsigned long)v;
-	q.vma_size = sizeof(v[0]);
-	if (!ok(!vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q), "%s: VMAMERGE_IOC_VMAS", ctx))
+	if (!ok(!window_avs(vfd, W, WIN_PAGES, got, sizeof(got)),
+		"%s: VMAMERGE_IOC_VMAS", ctx))
 		return;
-	for (i = 0; i < q.nr && v[i].start < (unsigned long)pg(WIN_PAGES) &&
-		    nr < sizeof(got) - 1; i++) {
-		if (!(v[i].flags & VMAMERGE_VMA_ANON)) {
-			got[nr++] = '-';
-			continue;
-		}
-		if (!(v[i].flags & VMAMERGE_VMA_SAME_AV_PREV))
-			av++;
-		got[nr++] = av;
-	}
-	got[nr] = 0;
 	if (!ok(!strcmp(got, want), "%s: anon_vmas %s", ctx, want))
 		diag("anon_vmas are %s", got);
 }

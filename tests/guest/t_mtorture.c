@@ -463,7 +463,8 @@ static uint64_t refusals(void)
 	for (i = VMAMERGE_C_REFUSED_SHARED; i <= VMAMERGE_C_REFUSED_SWAP; i++)
 		sum += q.counters[i];
 	return sum + q.counters[VMAMERGE_C_REFUSED_NOMEM] +
-	       q.counters[VMAMERGE_C_REFUSED_UNSTABLE];
+	       q.counters[VMAMERGE_C_REFUSED_UNSTABLE] +
+	       q.counters[VMAMERGE_C_REFUSED_FAMILY];
 }
 
 static void mfail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1353,7 +1354,8 @@ int main(int argc, char **argv)
 	/*
 	 * The helper before the buffer exists: a child that held a copy of
 	 * it would make every page COW-shared and the buffer's anon_vma a
-	 * forked family for the whole run (refused_shared everywhere).
+	 * forked family for the whole run (refused_shared or
+	 * refused_family everywhere).
 	 */
 	helper = fork();
 	if (helper == 0)

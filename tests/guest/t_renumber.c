@@ -1081,10 +1081,14 @@ static int mover_child(void)
 	return check(pg(5), 2);
 }
 
-/* B forked (its anon_vma has a child): no transplant, counted */
+/*
+ * B forked (its anon_vma has a child): no transplant, counted as the
+ * family's refusal - B's page is exclusive again (refused_family, not
+ * refused_shared)
+ */
 static void t_other_av_moved_forked(void)
 {
-	long sh = counter("refused_shared");
+	long sh = counter("refused_family");
 	struct holder h;
 
 	if (map_fill(0, 1, 1) || map_fill(5, 1, 2) ||
@@ -1099,7 +1103,7 @@ static void t_other_av_moved_forked(void)
 	}
 	/* neither side may join the other: one refusal, nothing rewritten */
 	expect_layout3("forked mover", "0-1 1-2~", "0-1 1-2~", "0-1 1-2~");
-	expect_counter_tp("forked mover", "refused_shared", sh, 1);
+	expect_counter_tp("forked mover", "refused_family", sh, 1);
 	ok(!check(pg(0), 1) && !check(pg(1), 4), "forked mover: every page byte-exact");
 	verified("forked mover");
 	release_child(&h, "forked mover: the child still reads the old B");

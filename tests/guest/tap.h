@@ -90,7 +90,7 @@ pid_t spawn_sleeper(int *wfd);
 /* Closes wfd and reaps the sleeper; returns its wait status. */
 int reap_sleeper(pid_t pid, int wfd);
 
-/* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges) ---- */
+/* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges, t_family) ---- */
 /*
  * Parses "[-o] [-r | -s]" into *@stock (-s) and *@renumber_only (-r),
  * and "-q" into *@quick where @quick is not NULL (t_renumber's smoke set),
@@ -117,6 +117,28 @@ unsigned long long pagemap_entry(const void *p);
 long stats_counter(const char *name);
 /* stats_counter() of each of @n @names into @v */
 void stats_snap(const char *const *names, int n, long *v);
+
+/*
+ * The page offset of the VMA that starts at @addr, by VMAMERGE_IOC_VMAS on
+ * @vfd; -1 when it cannot be read (@vfd < 0: no module).
+ */
+long vm_vma_pgoff(int vfd, unsigned long addr);
+/*
+ * The VMAs overlapping the @npages pages at @base, from /proc/self/maps,
+ * as "s-e[~][z] ..." in pages from @base: "~" a page offset that is not
+ * linear (address / page size; an anonymous VMA's from @vfd, unmarked
+ * without the module), "z" a /dev/zero mapping.  Returns the number of
+ * VMAs, -1 on error.
+ */
+int window_layout(int vfd, const char *base, unsigned long npages,
+		  char *buf, size_t len);
+/*
+ * The anon_vma pattern of the same VMAs from VMAMERGE_IOC_VMAS: one letter
+ * per VMA, a new letter where the anon_vma differs from the adjacent
+ * predecessor's, '-' for none.  0, or -errno (no module: -EBADF).
+ */
+int window_avs(int vfd, const char *base, unsigned long npages,
+	       char *buf, size_t len);
 
 const char *state_str(int state);	/* static buffer */
 long now_ms(void);			/* CLOCK_MONOTONIC */

@@ -500,6 +500,93 @@ unsigned long long pagemap_entry(const void *p)
 	return e;
 }
 
+long vm_vma_pgoff(int vfd, unsigned long addr)
+{
+	struct vmamerge_vma v;
+	struct vmamerge_vmas q;
+
+	if (vfd < 0)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.target_kind = VMAMERGE_TARGET_SELF;
+	q.nr = 1;
+	q.addr = addr;
+	q.vmas_ptr = (unsigned long)&v;
+	q.vma_size = sizeof(v);
+	if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q) || q.nr != 1 || v.start != addr)
+		return -1;
+	return (long)v.pgoff;
+}
+
+int window_layout(int vfd, const char *base, unsigned long npages,
+		  char *buf, size_t len)
+{
+	unsigned long s, e, off, lo = (unsigned long)base;
+	unsigned long hi = lo + npages * 4096;
+	char line[512], path[256];
+	size_t n = 0;
+	int nr = 0, f;
+	long po;
+	FILE *fp = fopen("/proc/self/maps", "r");
+
+	buf[0] = 0;
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		path[0] = 0;
+		f = sscanf(line, "%lx-%lx %*s %lx %*s %*s %255s", &s, &e, &off,
+			   path);
+		if (f < 3 || e <= lo || s >= hi)
+			continue;
+		po = path[0] ? (long)(off / 4096) : vm_vma_pgoff(vfd, s);
+		n += snprintf(buf + n, len - n, "%s%lu-%lu%s%s", n ? " " : "",
+			      (s - lo) / 4096, (e - lo) / 4096,
+			      po < 0 || (unsigned long)po == s / 4096 ? "" : "~",
+			      !strcmp(path, "/dev/zero") ? "z" : "");
+		nr++;
+	}
+	fclose(fp);
+	return nr;
+}
+
+int window_avs(int vfd, const char *base, unsigned long npages,
+	       char *buf, size_t len)
+{
+	struct vmamerge_vma v[32];
+	struct vmamerge_vmas q;
+	unsigned long hi = (unsigned long)base + npages * 4096;
+	unsigned int i;
+	size_t nr = 0;
+	char av = 'a' - 1;
+	int r;
+
+	buf[0] = 0;
+	if (vfd < 0)
+		return -EBADF;
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.target_kind = VMAMERGE_TARGET_SELF;
+	q.nr = 32;
+	q.addr = (unsigned long)base;
+	q.vmas_ptr = (unsigned long)v;
+	q.vma_size = sizeof(v[0]);
+	r = vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q);
+	if (r)
+		return r;
+	for (i = 0; i < q.nr && v[i].start < hi && nr + 1 < len; i++) {
+		if (!(v[i].flags & VMAMERGE_VMA_ANON)) {
+			buf[nr++] = '-';
+			continue;
+		}
+		if (!(v[i].flags & VMAMERGE_VMA_SAME_AV_PREV))
+			av++;
+		buf[nr++] = av;
+	}
+	buf[nr] = 0;
+	return 0;
+}
+
 long stats_counter(const char *name)
 {
 	char buf[8192], *p;
