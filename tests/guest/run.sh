@@ -898,6 +898,8 @@ if [ "$LOADED" = 1 ]; then
 	tap $? "debugfs $DBG exists"
 	run t_ioctl
 	run t_debugfs
+	# the trace events print names (issue 12)
+	run t_trace.sh
 	run t_inherit
 	secure_exec_test
 	run t_vmas
