@@ -21,7 +21,7 @@
 # dmesg check.
 #
 # Order: differential baseline, the seed-1 kernel bug reproducer, torture
-# and multi-threaded torture without the module; load; ioctl, debugfs,
+# and multi-threaded torture without the module; load; ioctl, debugfs, trace events,
 # inheritance and CLI tests; differential runs with the module (features
 # off, features on, mode always); torture and multi-threaded torture opted
 # in; unload; a fork held in the fork hook during unload, klp-wait.sh's
