@@ -18,17 +18,6 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-/* Why a merge happened, as reported in the vmamerge_merge trace event. */
-enum vmamerge_cause {
-	VMAMERGE_CAUSE_NONE,		/* no merge */
-	VMAMERGE_CAUSE_AV_NULL,		/* stock: one side had no anon_vma */
-	VMAMERGE_CAUSE_AV_SAME,		/* stock: same anon_vma */
-	VMAMERGE_CAUSE_RENUMBER,	/* ours: pgoff renumbered */
-	VMAMERGE_CAUSE_TRANSPLANT,	/* ours: anon_vma transplanted */
-	VMAMERGE_CAUSE_BOTH,		/* ours: both */
-	VMAMERGE_CAUSE_ADOPT,		/* ours: an empty VMA took an anon_vma */
-};
-
 /*
  * Had the range or a VMA next to it VM_SOFTDIRTY?  Read before the merge,
  * which may free the neighbours; adjacency is enough (a neighbour that

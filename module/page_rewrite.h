@@ -29,25 +29,37 @@
 
 #include "vmamerge.h"
 
-/* Why a rewrite was refused; each maps to one refused_* counter. */
+/*
+ * Why a rewrite was refused.  X(id, "name") gives VMAMERGE_R_<id>, its
+ * name (vmamerge_refusal_name(); reason=name in the vmamerge_refuse trace
+ * event) and its counter VMAMERGE_C_REFUSED_<id>, which is named
+ * "refused_" and the same name (page_rewrite.c; tests/check-docs.sh checks
+ * the names).  One list for all three, so that they cannot drift apart.
+ */
+#define VMAMERGE_REFUSALS(X)						\
+	X(SHARED,	"shared")	/* a page is mapped or referenced twice */ \
+	X(KSM,		"ksm")		/* a KSM page */		\
+	X(PINNED,	"pinned")	/* a page that may be pinned (DMA, GUP) */ \
+	X(MIGRATION,	"migration")	/* migration entries, still after retries */ \
+	X(BUSY,		"busy")		/* a folio locked by others, after retries */ \
+	X(THP,		"thp")		/* a large folio we cannot rewrite whole */ \
+	X(DEVICE,	"device")	/* device-private or -exclusive entries */ \
+	X(SPECIAL,	"special")	/* not a private anonymous VMA, or odd pages */ \
+	X(TOO_LARGE,	"too_large")	/* more pages than one rewrite handles */ \
+	X(SWAP,		"swap")		/* a swap entry whose state we cannot read */ \
+	X(NOMEM,	"nomem")	/* no memory for the folio list */ \
+	X(UNSTABLE,	"unstable")	/* rmap already inconsistent: leave it */ \
+	X(SOFTDIRTY,	"softdirty")	/* the merge would lose VM_SOFTDIRTY */ \
+	X(FAMILY,	"family")	/* a forked anon_vma family (transplant.c) */
+
+#define VMAMERGE_REFUSAL_ENUM_(id, name) VMAMERGE_R_##id,
 enum vmamerge_refusal {
 	VMAMERGE_R_NONE,	/* not refused */
-	VMAMERGE_R_SHARED,	/* a page is mapped or referenced twice */
-	VMAMERGE_R_KSM,		/* a KSM page */
-	VMAMERGE_R_PINNED,	/* a page that may be pinned (DMA, GUP) */
-	VMAMERGE_R_MIGRATION,	/* migration entries, still after retries */
-	VMAMERGE_R_BUSY,	/* a folio locked by others, after retries */
-	VMAMERGE_R_THP,		/* a large folio we cannot rewrite whole */
-	VMAMERGE_R_DEVICE,	/* device-private or -exclusive entries */
-	VMAMERGE_R_SPECIAL,	/* not a private anonymous VMA, or odd pages */
-	VMAMERGE_R_TOO_LARGE,	/* more pages than one rewrite handles */
-	VMAMERGE_R_SWAP,	/* a swap entry whose state we cannot read */
-	VMAMERGE_R_NOMEM,	/* no memory for the folio list */
-	VMAMERGE_R_UNSTABLE,	/* rmap already inconsistent: leave it */
-	VMAMERGE_R_SOFTDIRTY,	/* the merge would lose VM_SOFTDIRTY */
-	VMAMERGE_R_FAMILY,	/* a forked anon_vma family (transplant.c) */
+	VMAMERGE_REFUSALS(VMAMERGE_REFUSAL_ENUM_)
 	VMAMERGE_NR_REFUSALS
 };
+
+#undef VMAMERGE_REFUSAL_ENUM_
 
 /*
  * vmamerge_vma_rewritable - the one test of which VMAs the module touches:

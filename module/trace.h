@@ -11,6 +11,57 @@
 #include <linux/tracepoint.h>
 #include <linux/mm_types.h>
 
+#include "vmamerge.h"
+#include "page_rewrite.h"
+
+/*
+ * path, cause and reason are ints in the ring buffer (the raw layout that
+ * tools read) and print as names.  The names come from the lists next to
+ * the enums (VMAMERGE_PATHS, VMAMERGE_CAUSES in vmamerge.h,
+ * VMAMERGE_REFUSALS in page_rewrite.h), never from a copy here.
+ *
+ * TRACE_DEFINE_ENUM: the event's format file (what trace-cmd, perf and
+ * libtraceevent parse) shows the print format as written, with the enum
+ * names in the symbol tables; exporting each value lets the kernel put the
+ * numbers there instead, which user space can evaluate.  These are
+ * file-scope declarations and need their semicolon: VMAMERGE_DECLS() only
+ * keeps checkpatch from taking the X-macros for statement macros that end
+ * in one (the kernel's own include/trace/events/ lists write them bare).
+ */
+#define VMAMERGE_DECLS(decls)	decls
+#define VMAMERGE_TRACE_PATH_(id, name)					\
+	VMAMERGE_DECLS(TRACE_DEFINE_ENUM(VMAMERGE_PATH_##id);)
+#define VMAMERGE_TRACE_CAUSE_(id, name)					\
+	VMAMERGE_DECLS(TRACE_DEFINE_ENUM(VMAMERGE_CAUSE_##id);)
+#define VMAMERGE_TRACE_REFUSAL_(id, name)				\
+	VMAMERGE_DECLS(TRACE_DEFINE_ENUM(VMAMERGE_R_##id);)
+VMAMERGE_PATHS(VMAMERGE_TRACE_PATH_)
+VMAMERGE_CAUSES(VMAMERGE_TRACE_CAUSE_)
+VMAMERGE_REFUSALS(VMAMERGE_TRACE_REFUSAL_)
+#undef VMAMERGE_TRACE_PATH_
+#undef VMAMERGE_TRACE_CAUSE_
+#undef VMAMERGE_TRACE_REFUSAL_
+
+/*
+ * The __print_symbolic() tables.  Each entry brings its own leading comma
+ * (the lists have no separate form for their last entry, and
+ * __print_symbolic() appends its terminator after a comma of its own), so
+ * vmamerge_symbolic() puts the table right after the value, without one.
+ */
+#define VMAMERGE_SYM_PATH_(id, name)					\
+	, { VMAMERGE_PATH_##id, name }
+#define VMAMERGE_SYM_CAUSE_(id, name)					\
+	, { VMAMERGE_CAUSE_##id, name }
+#define VMAMERGE_SYM_REFUSAL_(id, name)					\
+	, { VMAMERGE_R_##id, name }
+#define vmamerge_symbolic(value, table)	__print_symbolic(value table)
+#define vmamerge_show_path(path)					\
+	vmamerge_symbolic(path, VMAMERGE_PATHS(VMAMERGE_SYM_PATH_))
+#define vmamerge_show_cause(cause)					\
+	vmamerge_symbolic(cause, VMAMERGE_CAUSES(VMAMERGE_SYM_CAUSE_))
+#define vmamerge_show_reason(reason)					\
+	vmamerge_symbolic(reason, VMAMERGE_REFUSALS(VMAMERGE_SYM_REFUSAL_))
+
 /* A merge attempt on an active mm and what the kernel decided. */
 TRACE_EVENT(vmamerge_merge,
 	TP_PROTO(struct mm_struct *mm, int path, unsigned long start,
@@ -35,9 +86,10 @@ TRACE_EVENT(vmamerge_merge,
 		__entry->cause = cause;
 		__entry->merged = merged;
 	),
-	TP_printk("mm=%p path=%d range=%#lx-%#lx pgoff=%#lx cause=%d merged=%d",
-		  __entry->mm, __entry->path, __entry->start, __entry->end,
-		  __entry->pgoff, __entry->cause, __entry->merged)
+	TP_printk("mm=%p path=%s range=%#lx-%#lx pgoff=%#lx cause=%s merged=%d",
+		  __entry->mm, vmamerge_show_path(__entry->path),
+		  __entry->start, __entry->end, __entry->pgoff,
+		  vmamerge_show_cause(__entry->cause), __entry->merged)
 );
 
 /* A merge the module could have enabled but refused, and why. */
@@ -59,9 +111,10 @@ TRACE_EVENT(vmamerge_refuse,
 		__entry->end = end;
 		__entry->reason = reason;
 	),
-	TP_printk("mm=%p path=%d range=%#lx-%#lx reason=%d",
-		  __entry->mm, __entry->path, __entry->start, __entry->end,
-		  __entry->reason)
+	TP_printk("mm=%p path=%s range=%#lx-%#lx reason=%s",
+		  __entry->mm, vmamerge_show_path(__entry->path),
+		  __entry->start, __entry->end,
+		  vmamerge_show_reason(__entry->reason))
 );
 
 /* Renumbering or transplanting the pages of one VMA. */

@@ -96,19 +96,52 @@ void vmamerge_mm_auto_done(struct mm_struct *mm, int after);
 
 /* ---- merge decision point (merge_hook.c) ---- */
 
-/* Which kernel path asked for a merge; also reported by trace events. */
+/*
+ * Which kernel path asked for a merge.  X(id, "name"): VMAMERGE_PATH_<id>,
+ * and the name the trace events print (path=name, trace.h).  One list for
+ * both, so that the names cannot drift from the values.
+ */
+#define VMAMERGE_PATHS(X)						\
+	X(MODIFY,	"modify")	/* mprotect/mlock/mseal: flags change */ \
+	X(MODIFY_NAME,	"modify_name")	/* madvise, anon VMA names */	\
+	X(MODIFY_POLICY, "modify_policy") /* mbind, set_mempolicy_home_node */ \
+	X(MODIFY_UFFD,	"modify_uffd")	/* userfaultfd register/unregister */ \
+	X(NEW_RANGE,	"new_range")	/* mmap, brk, mremap expand/move */ \
+	X(VMA_MERGE,	"vma_merge")	/* 6.1: any caller of vma_merge() */ \
+	X(MREMAP_MOVE,	"mremap_move")	/* ours: an mremap() move we rewrote for */ \
+	X(MMAP,		"mmap")		/* ours, 6.1: after an anonymous mmap() */ \
+	X(COMPACT,	"compact")	/* ours: VMAMERGE_IOC_COMPACT's walk */
+
+#define VMAMERGE_PATH_ENUM_(id, name) VMAMERGE_PATH_##id,
 enum vmamerge_path {
-	VMAMERGE_PATH_MODIFY,		/* mprotect/mlock/mseal: flags change */
-	VMAMERGE_PATH_MODIFY_NAME,	/* madvise, anon VMA names */
-	VMAMERGE_PATH_MODIFY_POLICY,	/* mbind, set_mempolicy_home_node */
-	VMAMERGE_PATH_MODIFY_UFFD,	/* userfaultfd register/unregister */
-	VMAMERGE_PATH_NEW_RANGE,	/* mmap, brk, mremap expand/move */
-	VMAMERGE_PATH_VMA_MERGE,	/* 6.1: any caller of vma_merge() */
-	VMAMERGE_PATH_MREMAP_MOVE,	/* ours: an mremap() move we rewrote for */
-	VMAMERGE_PATH_MMAP,		/* ours, 6.1: after an anonymous mmap() */
-	VMAMERGE_PATH_COMPACT,		/* ours: VMAMERGE_IOC_COMPACT's walk */
+	VMAMERGE_PATHS(VMAMERGE_PATH_ENUM_)
 	VMAMERGE_NR_PATHS
 };
+
+#undef VMAMERGE_PATH_ENUM_
+
+/*
+ * Why a merge happened (merge_hook.c), as the vmamerge_merge trace event
+ * reports it: X(id, "name") gives VMAMERGE_CAUSE_<id> and cause=name.  The
+ * names are those of the merge counters: av_null and av_same count in
+ * av_merge_null and av_merge_same, the others in merge_<name>.
+ */
+#define VMAMERGE_CAUSES(X)						\
+	X(NONE,		"none")		/* no merge */			\
+	X(AV_NULL,	"av_null")	/* stock: one side had no anon_vma */ \
+	X(AV_SAME,	"av_same")	/* stock: same anon_vma */	\
+	X(RENUMBER,	"renumber")	/* ours: pgoff renumbered */	\
+	X(TRANSPLANT,	"transplant")	/* ours: anon_vma transplanted */ \
+	X(BOTH,		"both")		/* ours: both */		\
+	X(ADOPT,	"adopt")	/* ours: an empty VMA took an anon_vma */
+
+#define VMAMERGE_CAUSE_ENUM_(id, name) VMAMERGE_CAUSE_##id,
+enum vmamerge_cause {
+	VMAMERGE_CAUSES(VMAMERGE_CAUSE_ENUM_)
+	VMAMERGE_NR_CAUSES
+};
+
+#undef VMAMERGE_CAUSE_ENUM_
 
 /*
  * struct vmamerge_merge - one merge attempt, as seen by the decision point.

@@ -293,6 +293,12 @@ step_userspace_test() {
 	make -C "$repo/userspace" test 2>&1 | sed 's/^/  /'
 }
 
+# every counter and trace value documented in vmamerge(8) (issue 12)
+step_docs_check() {
+	# Indented, as the unit tests' lines.
+	bash "$repo/tests/check-docs.sh" 2>&1 | sed 's/^/  /'
+}
+
 step_klp_convert_test() {
 	# Indented: its own "N passed, N failed" line is not the run's last word.
 	bash "$repo/tests/klp-convert-test.sh" 2>&1 | sed 's/^/  /'
@@ -576,6 +582,7 @@ main() {
 	run_step "checkpatch module/" step_checkpatch
 	run_step "userspace static CLI" step_userspace_static
 	run_step "userspace unit tests" step_userspace_test
+	run_step "counters and trace values documented in vmamerge(8)" step_docs_check
 	run_step "klp-convert test" step_klp_convert_test
 	run_step "tail-call check selftest" step_tailcall_selftest
 	run_step "layout check (private mm declarations, symbols)" step_layout_check

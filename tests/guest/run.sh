@@ -21,7 +21,7 @@
 # dmesg check.
 #
 # Order: differential baseline, the seed-1 kernel bug reproducer, torture
-# and multi-threaded torture without the module; load; ioctl, debugfs,
+# and multi-threaded torture without the module; load; ioctl, debugfs, trace events,
 # inheritance and CLI tests; differential runs with the module (features
 # off, features on, mode always); torture and multi-threaded torture opted
 # in; unload; a fork held in the fork hook during unload, klp-wait.sh's
@@ -940,6 +940,8 @@ if [ "$LOADED" = 1 ]; then
 	tap $? "debugfs $DBG exists"
 	run t_ioctl
 	run t_debugfs
+	# the trace events print names (issue 12)
+	run t_trace.sh
 	run t_inherit
 	secure_exec_test
 	run t_vmas

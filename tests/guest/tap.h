@@ -107,6 +107,12 @@ void page_fill(char *p, unsigned int tag);
  * else -1 with the first bad offset in *@off (may be NULL).
  */
 int page_check(const char *p, unsigned int tag, unsigned long *off);
+/*
+ * Maps @n private anonymous pages at @p (MAP_FIXED_NOREPLACE) and fills
+ * page i with page_fill()'s pattern for @tag0 + i.  0, or -1 if not mapped
+ * there.
+ */
+int page_map_fill(char *p, unsigned long n, unsigned int tag0);
 /* A free 2 MiB-aligned range of @len bytes (reserved, unmapped) or NULL */
 char *aligned_window(unsigned long len);
 /* VMAs that overlap [@lo, @hi) in /proc/self/maps, or -1 */

@@ -456,6 +456,18 @@ int page_check(const char *p, unsigned int tag, unsigned long *off)
 	return 0;
 }
 
+int page_map_fill(char *p, unsigned long n, unsigned int tag0)
+{
+	unsigned long i;
+
+	if (mmap(p, n * 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != p)
+		return -1;
+	for (i = 0; i < n; i++)
+		page_fill(p + i * 4096, tag0 + i);
+	return 0;
+}
+
 char *aligned_window(unsigned long len)
 {
 	const unsigned long align = 2UL << 20;

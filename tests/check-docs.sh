@@ -1,0 +1,106 @@
+#!/bin/bash
+# The documentation of the counters and trace events cannot go stale
+# (issue 12).  Against the lists the module is built from:
+#   - every counter of VMAMERGE_COUNTERS (module/uapi/vmamerge.h) has its
+#     entry (".TP" then ".B name") in vmamerge(8)'s COUNTERS section, and
+#     every entry there is a counter;
+#   - every refusal of VMAMERGE_REFUSALS (module/page_rewrite.h) is named
+#     as its counter: X(ID, "name") has X(REFUSED_ID, "refused_name");
+#   - every name the trace events print for path, cause and reason
+#     (VMAMERGE_PATHS, VMAMERGE_CAUSES in module/vmamerge.h,
+#     VMAMERGE_REFUSALS) is in vmamerge(8)'s TRACE EVENTS section.
+# Then the same check on a copy of the man page without one counter's
+# entry must fail and name it.  TAP-like lines; exit 1 on a failure.
+#   tests/check-docs.sh [MANPAGE]
+set -u
+repo=$(cd "$(dirname "$0")/.." && pwd)
+uapi=$repo/module/uapi/vmamerge.h
+man=${1:-$repo/userspace/vmamerge.8}
+failed=0 n=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+res() { # RC DESC
+	n=$((n + 1))
+	if (($1 == 0)); then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=1
+	fi
+}
+
+# xlist MACRO FILE: "ID name" for each X(ID, "name") of "#define MACRO(X)"
+xlist() {
+	awk -v m="$1" '
+		$0 ~ "^#define " m "\\(X\\)" { on = 1; next }
+		on {
+			if (match($0, /X\([A-Z_0-9]+,[ \t]*"[a-z_0-9]+"\)/)) {
+				s = substr($0, RSTART + 2, RLENGTH - 3)
+				gsub(/[ \t"]/, "", s)
+				sub(/,/, " ", s)
+				print s
+			}
+			if ($0 !~ /\\$/)
+				exit
+		}' "$2"
+}
+
+# section NAME MANPAGE: the lines of the man page's section NAME
+section() {
+	awk -v s=".SH $1" '$0 == s { on = 1; next } /^\.SH / { on = 0 } on' "$2"
+}
+
+# entries MANPAGE: the ".B name" right after each ".TP" of COUNTERS
+entries() {
+	section COUNTERS "$1" | awk 'tp && /^\.B / { print $2 } { tp = ($0 == ".TP") }'
+}
+
+xlist VMAMERGE_COUNTERS "$uapi" >"$tmp/counters"
+xlist VMAMERGE_REFUSALS "$repo/module/page_rewrite.h" >"$tmp/refusals"
+{
+	xlist VMAMERGE_PATHS "$repo/module/vmamerge.h"
+	xlist VMAMERGE_CAUSES "$repo/module/vmamerge.h"
+	cat "$tmp/refusals"
+} >"$tmp/values"
+# the lists themselves: a parser that finds nothing checks nothing
+[[ $(wc -l <"$tmp/counters") -ge 30 && $(wc -l <"$tmp/refusals") -ge 10 &&
+	$(wc -l <"$tmp/values") -ge 25 ]]
+res $? "the lists read: $(wc -l <"$tmp/counters") counters, $(wc -l <"$tmp/refusals") refusals, $(wc -l <"$tmp/values") trace values"
+
+# check_man MANPAGE: the counters' entries, both ways; prints the names
+# missing as "missing NAME", the extra ones as "extra NAME"
+check_man() {
+	entries "$1" | sort >"$tmp/documented"
+	cut -d' ' -f2 "$tmp/counters" | sort >"$tmp/names"
+	comm -23 "$tmp/names" "$tmp/documented" | sed 's/^/missing /'
+	comm -13 "$tmp/names" "$tmp/documented" | sed 's/^/extra /'
+}
+
+check_man "$man" >"$tmp/diff"
+while read -r _ name; do
+	! grep -qx "missing $name" "$tmp/diff"
+	res $? "counter $name has its entry in vmamerge(8) COUNTERS"
+done <"$tmp/counters"
+! grep -q '^extra ' "$tmp/diff"
+res $? "every COUNTERS entry is a counter$(grep '^extra ' "$tmp/diff" | cut -d' ' -f2 | sed 's/^/ (not: /;s/$/)/' | tr -d '\n')"
+
+while read -r id name; do
+	grep -qE "X\(REFUSED_$id,[[:space:]]*\"refused_$name\"\)" "$uapi"
+	res $? "refusal $id prints as '$name' and counts in refused_$name"
+done <"$tmp/refusals"
+
+section "TRACE EVENTS" "$man" | sed 's/\\-/-/g' >"$tmp/trace"
+while read -r _ name; do
+	grep -qw -- "$name" "$tmp/trace"
+	res $? "trace value $name is in vmamerge(8) TRACE EVENTS"
+done <"$tmp/values"
+
+# the check can fail: a man page without refused_ksm's entry
+sed '/^\.B refused_ksm$/,/^\.TP$/d' "$man" >"$tmp/broken.8"
+check_man "$tmp/broken.8" >"$tmp/diff"
+[[ $(cat "$tmp/diff") == "missing refused_ksm" ]]
+res $? "a man page without refused_ksm's entry is caught (got: $(tr '\n' ' ' <"$tmp/diff"))"
+
+echo "1..$n"
+exit "$failed"
