@@ -668,7 +668,11 @@ static int cmd_status(const struct cli *c)
 			printf("module:       not loaded\n");
 			fflush(stdout);
 		}
-		msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
+		if (st.have_uts && !running_build(&st.uts))
+			msg("module not loaded: no module is built for %s, which is not a validated build: boot a validated kernel, or port this one (see 'build:')",
+			    st.uts.release);
+		else
+			msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
 		status_load_hints();
 		return EXIT_RUNTIME;
 	}

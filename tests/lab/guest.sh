@@ -214,6 +214,8 @@ upgraded)
 	as admin "vmamerge status" >/dev/null
 	check "vmamerge status names the running build $NEW" grep -q "$NEW" "$S/out"
 	check "vmamerge status says it is not validated" grep -qi "not validated" "$S/out"
+	check "vmamerge status says why no module loads (not: modprobe it)" \
+		grep -q "no module is built for $NEW, which is not a validated build" "$S/out"
 	check "no kernel warnings" dmesg_clean
 	;;
 back)
