@@ -221,8 +221,12 @@ upgraded)
 back)
 	check "booted back into the validated kernel $REL" test "$(uname -r)" = "$REL"
 	check "module loaded at boot" test -d /sys/module/vmamerge
+	# every package of that kernel version: from 7.x on, Debian splits a
+	# kernel into linux-image, -binary, -modules and -base-VERSION, and
+	# purging linux-image and linux-headers leaves the others installed
+	# ("no longer required") with their /lib/modules/VERSION tree
 	check "purge the upgrade kernel" \
-		as admin "sudo apt-get purge -y --autoremove linux-image-$NEW linux-headers-$NEW"
+		as admin "sudo apt-get purge -y --autoremove \$(dpkg-query -W -f='\${Package}\n' '*${NEW%-amd64}*')"
 	mapfile -t un < <(readme_cmds "## Uninstall")
 	echo "# README uninstall: ${un[*]}"
 	if [[ $INSTALL == deb ]]; then
