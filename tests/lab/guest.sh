@@ -59,8 +59,10 @@ readme_cmds() { # SECTION-HEADING (a prefix of the heading line)
 snapshot() { # OUT
 	{
 		# (installed packages only: a purged one may stay in the
-		# database as "pn")
-		dpkg-query -W -f='pkg ${db:Status-Abbrev} ${Package}:${Architecture} ${Version}\n' |
+		# database as "pn"; no versions: the kernel upgrade of "use"
+		# may need newer dependencies - trixie's 7.x needs linux-base
+		# 4.17~ from backports - which purging that kernel leaves)
+		dpkg-query -W -f='pkg ${db:Status-Abbrev} ${Package}:${Architecture}\n' |
 			awk '$2 !~ /^.n/'
 		# (the Debian packages also write under /usr: CLI, man page,
 		# completion, udev rule, docs)
@@ -235,6 +237,8 @@ back)
 		# is left on disk.
 		unc=$(printf '%s\n' "${un[@]}" | grep -m1 'apt-get purge')
 		check "uninstall (README): $unc" as admin "cd ~/vmamerge-$VER && yes | $unc"
+		unc=$(printf '%s\n' "${un[@]}" | grep -m1 'rm -f /etc/modprobe.d')
+		check "uninstall (README): $unc" as admin "$unc"
 		check "no vmamerge.ko left under /lib/modules" \
 			test -z "$(find /lib/modules -name 'vmamerge.ko*' | head -n 3)"
 		check "packages purged" test -z "$(dpkg-query -W -f='${db:Status-Abbrev}\n' vmamerge vmamerge-dkms 2>/dev/null | grep -v '^.n')"

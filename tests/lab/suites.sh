@@ -5,8 +5,8 @@
 #                       its .deb is in $VMAMERGE_CACHE/debs from tests/setup.sh)
 #   lab_upgrade         the newer, unvalidated kernel of the upgrade step
 #                       (a real package of the suite's archive)
-#   lab_upgrade_from    the release apt must take it and its dependencies
-#                       from (apt-get -t), when not the default
+#   lab_upgrade_from    the release apt must take it (and linux-base) from
+#                       (apt-get install PKG/RELEASE), when not the default
 #   lab_pkgs            debootstrap --include (minbase + these)
 #   lab_repo_pkgs       further apt requests the local repository must serve
 #                       (one request a word list; dkms and the headers of
@@ -60,8 +60,10 @@ lab_suite() {
 		lab_rel=6.12.118+deb13-amd64 lab_kver=6.12.118-1
 		lab_upgrade=${VMAMERGE_LAB_UPGRADE:-$(lab_backports_kernel trixie-backports)} ||
 			return 1
-		# its dependencies too (linux-base 4.17~bpo13) come from
-		# backports, which apt does not pick by itself (priority 100)
+		# and linux-base (>= 4.17~, needed by it) from backports, which
+		# apt does not pick by itself (priority 100); only these - with
+		# -t for the whole request apt also took linux-libc-dev 7.3.4
+		# from there, which the kernel does not need
 		lab_upgrade_from=trixie-backports
 		lab_install="deb"
 		lab_sources=("deb $lab_mirror trixie main"
@@ -76,7 +78,8 @@ lab_suite() {
 	# them; dkms would pull them in anyway, this keeps the guest's part short).
 	lab_pkgs=(systemd-sysv udev kmod initramfs-tools linux-base sudo procps
 		gcc make libc6-dev xz-utils zstd)
-	lab_repo_pkgs=("${lab_upgrade_from:+-t $lab_upgrade_from }linux-image-$lab_upgrade linux-headers-$lab_upgrade")
+	local from=${lab_upgrade_from:+/$lab_upgrade_from}
+	lab_repo_pkgs=("linux-image-$lab_upgrade$from linux-headers-$lab_upgrade$from${from:+ linux-base$from}")
 	lab_install=${VMAMERGE_LAB_INSTALL:-$lab_install}
 	case $lab_install in
 	make) ;;
