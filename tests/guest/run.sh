@@ -684,6 +684,17 @@ anon_vma_objs() {
 	awk '$1 == "anon_vma" { print $2 }' /proc/slabinfo
 }
 
+# slab_within NAME BASE NOW: tap NAME on NOW - BASE <= _slack, or skip it
+# on a KASAN kernel (_kasan), whose quarantine keeps freed objects counted
+slab_within() {
+	if [ -n "$_kasan" ]; then
+		skip "$1" "KASAN quarantine (anon_vma objects $2, then $3)"
+	else
+		[ $(($3 - $2)) -le "$_slack" ]
+		tap $? "$1 (anon_vma objects $2, then $3; slack $_slack)"
+	fi
+}
+
 # release_test: with the module unloaded.  Each of ROUNDS (3) loads it,
 # runs t_release (2000 - 1 transplants, each emptying an anon_vma that
 # transplant.c puts in a batch after a grace period), checks that the
@@ -714,14 +725,8 @@ release_test() {
 			"$W" sleep 100
 			_t=$((_t + 1))
 		done
-		_avr=$(anon_vma_objs)
-		_what="release round $_r: emptied anon_vmas freed while loaded"
-		if [ -n "$_kasan" ]; then
-			skip "$_what" "KASAN quarantine (anon_vma objects $_avl after the load, $_avr after the burst)"
-		else
-			[ $((_avr - _avl)) -le "$_slack" ]
-			tap $? "$_what (anon_vma objects $_avl after the load, $_avr after the burst; $((_t * 100)) ms)"
-		fi
+		slab_within "release round $_r: emptied anon_vmas freed while loaded, after the load vs after the burst (waited $((_t * 100)) ms)" \
+			"$_avl" "$(anon_vma_objs)"
 		if unload; then
 			tap 0 "release round $_r: unload right after the burst"
 		else
@@ -730,14 +735,8 @@ release_test() {
 		fi
 		_r=$((_r + 1))
 	done
-	_av1=$(anon_vma_objs)
-	_what="release: anon_vma objects back after 3 bursts and unloads"
-	if [ -n "$_kasan" ]; then
-		skip "$_what" "KASAN quarantine ($_av0 before, $_av1 after)"
-	else
-		[ $((_av1 - _av0)) -le "$_slack" ]
-		tap $? "$_what ($_av0 before, $_av1 after, slack $_slack)"
-	fi
+	slab_within "release: anon_vma objects back after 3 bursts and unloads, before vs after" \
+		"$_av0" "$(anon_vma_objs)"
 }
 
 # ---- load/unload cycles under load ----
