@@ -698,7 +698,7 @@ slab_within() {
 # release_test: with the module unloaded.  Each of ROUNDS (3) loads it,
 # runs t_release (2000 - 1 transplants, each emptying an anon_vma that
 # transplant.c puts in a batch after a grace period), checks that the
-# anon_vma slab falls back within RELEASE_SLACK (200) of where it was
+# anon_vma slab falls back within RELEASE_SLACK (80) of where it was
 # after the load within 5 s while loaded (no batch left stranded: one
 # holds about 500), then unloads at once: module exit hands the filling
 # batch to RCU and waits for every batch in flight (a put after the
@@ -707,7 +707,7 @@ slab_within() {
 # The debug twins skip the slab counts: KASAN's quarantine holds freed
 # objects back, and /proc/slabinfo counts them as in use.
 release_test() {
-	_slack=${RELEASE_SLACK:-200}
+	_slack=${RELEASE_SLACK:-80}
 	_kasan=
 	case $(uname -r) in *vmamerge-debug*) _kasan=1 ;; esac
 	_av0=$(anon_vma_objs)
