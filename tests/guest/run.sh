@@ -698,7 +698,7 @@ slab_within() {
 # release_test: with the module unloaded.  Each of ROUNDS (3) loads it,
 # runs t_release (2000 - 1 transplants, each emptying an anon_vma that
 # transplant.c puts in a batch after a grace period), checks that the
-# anon_vma slab falls back within RELEASE_SLACK (80) of where it was
+# anon_vma slab falls back within RELEASE_SLACK (40) of where it was
 # after the load within 5 s while loaded (no batch left stranded: one
 # holds about 500), then unloads at once: module exit hands the filling
 # batch to RCU and waits for every batch in flight (a put after the
@@ -707,12 +707,14 @@ slab_within() {
 # The debug twins skip the slab counts: KASAN's quarantine holds freed
 # objects back, and /proc/slabinfo counts them as in use.
 release_test() {
-	_slack=${RELEASE_SLACK:-80}
+	_slack=${RELEASE_SLACK:-40}
 	_kasan=
 	case $(uname -r) in *vmamerge-debug*) _kasan=1 ;; esac
-	_av0=$(anon_vma_objs)
-	_r=1
+	# round 0 warms the slab up (its first burst adds per-CPU slabs:
+	# 39 -> 133 objects on a fresh 6.12 guest) and counts nothing
+	_r=0
 	while [ "$_r" -le 3 ]; do
+		[ "$_r" = 1 ] && _av0=$(anon_vma_objs)
 		if ! load; then
 			tap 1 "release round $_r: load" "$LOAD_ERR"
 			return
@@ -720,13 +722,14 @@ release_test() {
 		_avl=$(anon_vma_objs)
 		run t_release -n 2000
 		_t=0
-		while [ -z "$_kasan" ] && [ $(($(anon_vma_objs) - _avl)) -gt "$_slack" ] &&
-			[ "$_t" -lt 50 ]; do
+		while [ -z "$_kasan" ] && [ "$_r" != 0 ] &&
+			[ $(($(anon_vma_objs) - _avl)) -gt "$_slack" ] && [ "$_t" -lt 50 ]; do
 			"$W" sleep 100
 			_t=$((_t + 1))
 		done
-		slab_within "release round $_r: emptied anon_vmas freed while loaded, after the load vs after the burst (waited $((_t * 100)) ms)" \
-			"$_avl" "$(anon_vma_objs)"
+		[ "$_r" = 0 ] ||
+			slab_within "release round $_r: emptied anon_vmas freed while loaded, after the load vs after the burst (waited $((_t * 100)) ms)" \
+				"$_avl" "$(anon_vma_objs)"
 		if unload; then
 			tap 0 "release round $_r: unload right after the burst"
 		else
