@@ -15,6 +15,9 @@
  * exists and never cleared while the module is loaded; the mm cannot reach
  * exit_mmap() meanwhile (callers hold mm_users, or the mm is not live yet:
  * fork, exec).
+ *
+ * An operation counts through its struct vmamerge_counting (vmamerge.h):
+ * one klp_shadow_get() per operation, not one per count.
  */
 #include <linux/kernel.h>
 #include <linux/percpu.h>
@@ -44,27 +47,43 @@ static DEFINE_PER_CPU(struct vmamerge_pcpu_counters, vmamerge_pcpu);
 
 static_assert(VMAMERGE_NR_COUNTERS <= VMAMERGE_MAX_COUNTERS);
 
-void vmamerge_count(struct mm_struct *mm, enum vmamerge_counter c, u64 n)
+/* @mm's counters, or NULL: the flag spares other mms the hash walk */
+static struct vmamerge_mm_counters *vmamerge_mm_counters(struct mm_struct *mm)
 {
-	struct vmamerge_mm_counters *mc;
+	if (!mm || !test_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
+		return NULL;
+	return klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
+}
 
+/*
+ * Count @n in @c, globally and for @mm, whose counters @cn looks up
+ * once per operation (struct vmamerge_counting).
+ */
+void vmamerge_count_in(struct mm_struct *mm, struct vmamerge_counting *cn,
+		       enum vmamerge_counter c, u64 n)
+{
 	if (WARN_ON_ONCE(c >= VMAMERGE_NR_COUNTERS))
 		return;
 	this_cpu_add(vmamerge_pcpu.c[c], n);
-	if (!mm || !test_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
-		return;
-	mc = klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
-	if (mc)
-		atomic64_add(n, &mc->c[c]);
+	if (!cn->looked_up) {
+		cn->mc = vmamerge_mm_counters(mm);
+		cn->looked_up = true;
+	}
+	if (cn->mc)
+		atomic64_add(n, &cn->mc->c[c]);
+}
+
+void vmamerge_count(struct mm_struct *mm, enum vmamerge_counter c, u64 n)
+{
+	struct vmamerge_counting cn = { };
+
+	vmamerge_count_in(mm, &cn, c, n);
 }
 
 bool vmamerge_mm_auto_claim(struct mm_struct *mm, int count, int step)
 {
-	struct vmamerge_mm_counters *mc;
+	struct vmamerge_mm_counters *mc = vmamerge_mm_counters(mm);
 
-	if (!test_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
-		return false;
-	mc = klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
 	if (!mc || count < atomic_read(&mc->auto_after) + step)
 		return false;
 	return !atomic_xchg(&mc->auto_queued, 1);
@@ -72,11 +91,8 @@ bool vmamerge_mm_auto_claim(struct mm_struct *mm, int count, int step)
 
 void vmamerge_mm_auto_done(struct mm_struct *mm, int after)
 {
-	struct vmamerge_mm_counters *mc;
+	struct vmamerge_mm_counters *mc = vmamerge_mm_counters(mm);
 
-	if (!test_bit(VMAMERGE_MMF_COUNTERS, &mm->flags))
-		return;
-	mc = klp_shadow_get(mm, VMAMERGE_SHADOW_MM_COUNTERS);
 	if (!mc)
 		return;
 	atomic_set(&mc->auto_after, after);

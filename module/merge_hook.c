@@ -38,7 +38,7 @@ static bool vmamerge_range_softdirty(const struct vmamerge_merge *m)
 
 void vmamerge_merge_prepare(struct vmamerge_merge *m)
 {
-	vmamerge_count(m->mm, VMAMERGE_C_MERGE_ATTEMPTS, 1);
+	vmamerge_merge_count(m, VMAMERGE_C_MERGE_ATTEMPTS, 1);
 	m->softdirty = vmamerge_range_softdirty(m);
 	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT |
 			     VMAMERGE_FEATURE_RENUMBER))
@@ -93,29 +93,29 @@ void vmamerge_merge_done(struct vmamerge_merge *m,
 	if (merged)
 		vmamerge_keep_softdirty(m, merged);
 	if (!merged) {
-		vmamerge_count(m->mm, VMAMERGE_C_MERGE_FAILED, 1);
+		vmamerge_merge_count(m, VMAMERGE_C_MERGE_FAILED, 1);
 		/* the VMA count may grow now: near the limit, compact */
 		vmamerge_compact_maybe_queue(m->mm);
 		/* the decision point expected a merge: should stay 0 */
 		if (m->rehomed)
-			vmamerge_count(m->mm, VMAMERGE_C_REHOMED_UNMERGED, 1);
+			vmamerge_merge_count(m, VMAMERGE_C_REHOMED_UNMERGED, 1);
 	} else if (m->rehomed & VMAMERGE_REHOMED_RENUMBER) {
 		cause = m->rehomed == VMAMERGE_REHOMED_RENUMBER ?
 			VMAMERGE_CAUSE_RENUMBER : VMAMERGE_CAUSE_BOTH;
-		vmamerge_count(m->mm, cause == VMAMERGE_CAUSE_RENUMBER ?
-			       VMAMERGE_C_MERGE_RENUMBER :
-			       VMAMERGE_C_MERGE_BOTH, 1);
+		vmamerge_merge_count(m, cause == VMAMERGE_CAUSE_RENUMBER ?
+				     VMAMERGE_C_MERGE_RENUMBER :
+				     VMAMERGE_C_MERGE_BOTH, 1);
 	} else if (m->rehomed & VMAMERGE_REHOMED_TRANSPLANT) {
 		cause = VMAMERGE_CAUSE_TRANSPLANT;
-		vmamerge_count(m->mm, VMAMERGE_C_MERGE_TRANSPLANT, 1);
+		vmamerge_merge_count(m, VMAMERGE_C_MERGE_TRANSPLANT, 1);
 	} else if (m->rehomed) {
 		cause = VMAMERGE_CAUSE_ADOPT;
-		vmamerge_count(m->mm, VMAMERGE_C_MERGE_ADOPT, 1);
+		vmamerge_merge_count(m, VMAMERGE_C_MERGE_ADOPT, 1);
 	} else {
 		cause = vmamerge_stock_cause(m, merged);
-		vmamerge_count(m->mm, cause == VMAMERGE_CAUSE_AV_SAME ?
-			       VMAMERGE_C_AV_MERGE_SAME :
-			       VMAMERGE_C_AV_MERGE_NULL, 1);
+		vmamerge_merge_count(m, cause == VMAMERGE_CAUSE_AV_SAME ?
+				     VMAMERGE_C_AV_MERGE_SAME :
+				     VMAMERGE_C_AV_MERGE_NULL, 1);
 	}
 	trace_vmamerge_merge(m->mm, m->path, m->start, m->end, m->pgoff,
 			     cause, merged != NULL);

@@ -100,7 +100,7 @@ static void vmamerge_mv_refused(struct vmamerge_move *mv,
 {
 	if (r == VMAMERGE_R_FAMILY)
 		r = vmamerge_family_refusal(vma);
-	vmamerge_count(mv->mm, vmamerge_refusal_counter(r), 1);
+	vmamerge_move_count(mv, vmamerge_refusal_counter(r), 1);
 	trace_vmamerge_refuse(mv->mm, mv->path, vma->vm_start, vma->vm_end, r);
 }
 
@@ -210,18 +210,18 @@ static enum vmamerge_refusal vmamerge_mv_rewrite(struct vmamerge_move *mv,
 	}
 	if (pgoff != old) {
 		mv->renumbered = true;
-		vmamerge_count(mv->mm, VMAMERGE_C_VMAS_RENUMBERED, 1);
-		vmamerge_count(mv->mm, VMAMERGE_C_PAGES_RENUMBERED, pages);
+		vmamerge_move_count(mv, VMAMERGE_C_VMAS_RENUMBERED, 1);
+		vmamerge_move_count(mv, VMAMERGE_C_PAGES_RENUMBERED, pages);
 	}
 	/* each page once, renumbered and/or transplanted in one pass */
-	vmamerge_count(mv->mm, VMAMERGE_C_PAGES_REWRITTEN, pages);
+	vmamerge_move_count(mv, VMAMERGE_C_PAGES_REWRITTEN, pages);
 	if (rehome && faulted) {
 		mv->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;
-		vmamerge_count(mv->mm, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
-		vmamerge_count(mv->mm, VMAMERGE_C_PAGES_TRANSPLANTED, pages);
+		vmamerge_move_count(mv, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
+		vmamerge_move_count(mv, VMAMERGE_C_PAGES_TRANSPLANTED, pages);
 	} else if (rehome) {
 		mv->rehomed |= VMAMERGE_REHOMED_ADOPT;
-		vmamerge_count(mv->mm, VMAMERGE_C_VMAS_ADOPTED, 1);
+		vmamerge_move_count(mv, VMAMERGE_C_VMAS_ADOPTED, 1);
 	}
 	trace_vmamerge_rewrite(mv->mm, vma->vm_start, vma->vm_end, old,
 			       pgoff, rehome && faulted, pages);
@@ -445,7 +445,7 @@ static bool vmamerge_mv_run(struct vmamerge_move *mv,
 			vmamerge_mv_rewrite(mv, p, i, anchor);
 	}
 out:
-	vmamerge_count(mv->mm, VMAMERGE_C_TIME_NS, ktime_get_ns() - t0);
+	vmamerge_move_count(mv, VMAMERGE_C_TIME_NS, ktime_get_ns() - t0);
 	return mv->renumbered || mv->rehomed;
 }
 
@@ -502,14 +502,18 @@ void vmamerge_rehome_in_place(struct vmamerge_merge *m,
 	struct vmamerge_move mv = {
 		.mm = m->mm, .path = m->path, .src = m->vma,
 		.addr = m->start, .end = m->end, .pgoff = m->pgoff,
+		.counting = m->counting,	/* one lookup for the attempt */
 	};
+	bool rewritten;
 
 	vmamerge_mv_source(p, m->vma, m->start, m->pgoff);
 	if (left)
 		vmamerge_mv_neighbour(&mv, m, p, VMAMERGE_MV_PREV, left, true);
 	if (right)
 		vmamerge_mv_neighbour(&mv, m, p, VMAMERGE_MV_NEXT, right, true);
-	if (!vmamerge_mv_run(&mv, p))
+	rewritten = vmamerge_mv_run(&mv, p);
+	m->counting = mv.counting;
+	if (!rewritten)
 		return;
 	m->pgoff = mv.pgoff;
 	m->anon_vma = m->vma->anon_vma;
@@ -526,14 +530,14 @@ void vmamerge_move_done(struct vmamerge_move *mv, struct vm_area_struct *merged)
 {
 	if (!merged) {
 		/* should stay 0: the rewrite was for this merge */
-		vmamerge_count(mv->mm, VMAMERGE_C_REHOMED_UNMERGED, 1);
+		vmamerge_move_count(mv, VMAMERGE_C_REHOMED_UNMERGED, 1);
 		return;
 	}
 	if (mv->renumbered)
-		vmamerge_count(mv->mm, mv->rehomed ? VMAMERGE_C_MERGE_BOTH :
-			       VMAMERGE_C_MERGE_RENUMBER, 1);
+		vmamerge_move_count(mv, mv->rehomed ? VMAMERGE_C_MERGE_BOTH :
+				    VMAMERGE_C_MERGE_RENUMBER, 1);
 	else if (mv->rehomed & VMAMERGE_REHOMED_TRANSPLANT)
-		vmamerge_count(mv->mm, VMAMERGE_C_MERGE_TRANSPLANT, 1);
+		vmamerge_move_count(mv, VMAMERGE_C_MERGE_TRANSPLANT, 1);
 	else
-		vmamerge_count(mv->mm, VMAMERGE_C_MERGE_ADOPT, 1);
+		vmamerge_move_count(mv, VMAMERGE_C_MERGE_ADOPT, 1);
 }

@@ -65,7 +65,9 @@
  * the rewrite; it relies on "a mapped folio's anon_vma is not freed" and
  * rechecks only folio_mapped(), which stays true here.  After a grace
  * period every such reader has either taken a reference or the rwsem,
- * which anon_vma_free() waits for.
+ * which anon_vma_free() waits for.  The emptied anon_vmas wait for that
+ * grace period in batches (below: one grace period and one work item per
+ * batch, not per anon_vma).
  */
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -77,22 +79,187 @@
 #include "vmamerge.h"
 #include "page_rewrite.h"
 
-/* the deferred release of an emptied anon_vma */
-struct vmamerge_av_release {
+/*
+ * Batched release of emptied anon_vmas.
+ *
+ * A batch is a page: an rcu_work and an array of anon_vma pointers.  The
+ * array is the batch's own memory, not the anon_vmas': until the grace
+ * period ends, a lockless reader that loaded the old folio->mapping
+ * (folio_lock_anon_vma_read(), and rmap walkers after it) may still read
+ * every field of an emptied anon_vma - ->root and the root's ->rwsem
+ * (trylock), ->refcount (atomic_inc_not_zero()), and, with the rwsem,
+ * ->rb_root, which must still read as the empty tree - so none of them
+ * may be borrowed to link it into a list or to carry an rcu_head (the
+ * anon_vma cache is SLAB_TYPESAFE_BY_RCU for such readers).  An emptied
+ * anon_vma is untouched from the commit until put_anon_vma().
+ *
+ * A transplant reserves a slot before it changes anything (*held*); the
+ * reservation may allocate a batch (GFP_KERNEL: the caller holds only
+ * mmap_lock and the VMA lock, both sleeping locks, as the kmalloc() of
+ * one record per anon_vma did before) and, failing that, the transplant
+ * is refused as VMAMERGE_R_NOMEM with nothing changed.  Once the
+ * anon_vma's tree is empty there is no way back, so the slot must be
+ * there: the alternatives at that point - waiting for a grace period
+ * (synchronize_rcu()) under mmap_lock, or an allocation that cannot fail
+ * - are not taken.  A transplant that empties nothing gives its slot back.
+ *
+ * One grace period per batch: the filling batch is handed to RCU
+ * (queue_rcu_work()) when no slot of it is held and either no batch is in
+ * flight or it is full; otherwise it fills on while the one in flight
+ * waits, and the work function of the last batch in flight hands it over
+ * when it finishes.  So an emptied anon_vma waits at most about two grace
+ * periods, and a burst of N transplants costs N / VMAMERGE_AV_BATCH_MAX
+ * (at least one per grace period) callbacks and work items instead of N.
+ * A full batch that still has held slots is detached (no longer filling);
+ * whoever gives back its last slot hands it to RCU.
+ *
+ * vmamerge_av_lock, a spinlock, taken in process context only (never
+ * with an anon_vma lock held, never in the work function while it puts),
+ * protects the filling and spare pointers, every batch's nr and held,
+ * and the count in flight.
+ */
+struct vmamerge_av_batch {
 	struct rcu_work rwork;
-	struct anon_vma *anon_vma;
+	unsigned int nr;	/* anon_vmas in avs[] */
+	unsigned int held;	/* slots reserved by transplants under way */
+	struct anon_vma *avs[];
 };
 
+#define VMAMERGE_AV_BATCH_BYTES	PAGE_SIZE
+#define VMAMERGE_AV_BATCH_MAX						\
+	((VMAMERGE_AV_BATCH_BYTES - offsetof(struct vmamerge_av_batch, avs)) / \
+	 sizeof(struct anon_vma *))
+
+static DEFINE_SPINLOCK(vmamerge_av_lock);
+static struct vmamerge_av_batch *vmamerge_av_filling;
+/* one finished batch kept for reuse: no allocation in the steady state */
+static struct vmamerge_av_batch *vmamerge_av_spare;
+static unsigned int vmamerge_av_in_flight;
 static struct workqueue_struct *vmamerge_release_wq;
+
+static void vmamerge_av_release_fn(struct work_struct *work);
+
+static struct vmamerge_av_batch *vmamerge_av_batch_alloc(void)
+{
+	struct vmamerge_av_batch *b = kmalloc(VMAMERGE_AV_BATCH_BYTES,
+					      GFP_KERNEL);
+
+	if (b)
+		INIT_RCU_WORK(&b->rwork, vmamerge_av_release_fn);
+	return b;
+}
+
+/* Hand @b to RCU: its anon_vmas are put after the next grace period. */
+static void vmamerge_av_submit_locked(struct vmamerge_av_batch *b)
+{
+	lockdep_assert_held(&vmamerge_av_lock);
+	vmamerge_av_in_flight++;
+	queue_rcu_work(vmamerge_release_wq, &b->rwork);
+}
+
+/* Hand the filling batch over if it has anon_vmas and nothing holds it up. */
+static void vmamerge_av_kick_locked(void)
+{
+	struct vmamerge_av_batch *b = vmamerge_av_filling;
+
+	if (!b || !b->nr || b->held ||
+	    (vmamerge_av_in_flight && b->nr < VMAMERGE_AV_BATCH_MAX))
+		return;
+	vmamerge_av_filling = NULL;
+	vmamerge_av_submit_locked(b);
+}
+
+/* A batch now unused: keep it as the spare or free it (returned). */
+static struct vmamerge_av_batch *
+vmamerge_av_recycle_locked(struct vmamerge_av_batch *b)
+{
+	if (vmamerge_av_spare)
+		return b;
+	vmamerge_av_spare = b;
+	return NULL;
+}
 
 static void vmamerge_av_release_fn(struct work_struct *work)
 {
-	struct vmamerge_av_release *rel =
-		container_of(to_rcu_work(work), struct vmamerge_av_release,
+	struct vmamerge_av_batch *b =
+		container_of(to_rcu_work(work), struct vmamerge_av_batch,
 			     rwork);
+	unsigned int i;
 
-	put_anon_vma(rel->anon_vma);
-	kfree(rel);
+	for (i = 0; i < b->nr; i++)
+		put_anon_vma(b->avs[i]);
+	spin_lock(&vmamerge_av_lock);
+	vmamerge_av_in_flight--;
+	b = vmamerge_av_recycle_locked(b);
+	vmamerge_av_kick_locked();
+	spin_unlock(&vmamerge_av_lock);
+	kfree(b);
+}
+
+/*
+ * Reserve a slot for an anon_vma the transplant may empty.  Returns the
+ * batch the slot is in, or NULL without memory.  May sleep.
+ */
+static struct vmamerge_av_batch *vmamerge_av_reserve(void)
+{
+	struct vmamerge_av_batch *b, *new = NULL;
+
+	spin_lock(&vmamerge_av_lock);
+	for (;;) {
+		b = vmamerge_av_filling;
+		if (b && b->nr + b->held < VMAMERGE_AV_BATCH_MAX)
+			break;
+		if (b) {
+			/* full: detached; its last holder hands it over */
+			vmamerge_av_filling = NULL;
+			if (!b->held)
+				vmamerge_av_submit_locked(b);
+		}
+		if (vmamerge_av_spare) {
+			b = vmamerge_av_spare;
+			vmamerge_av_spare = NULL;
+		} else if (new) {
+			b = new;
+			new = NULL;
+		} else {
+			spin_unlock(&vmamerge_av_lock);
+			new = vmamerge_av_batch_alloc();
+			if (!new)
+				return NULL;
+			spin_lock(&vmamerge_av_lock);
+			continue;
+		}
+		b->nr = 0;
+		b->held = 0;
+		vmamerge_av_filling = b;
+	}
+	b->held++;
+	/* allocated, but another transplant installed a batch meanwhile */
+	if (new)
+		new = vmamerge_av_recycle_locked(new);
+	spin_unlock(&vmamerge_av_lock);
+	kfree(new);
+	return b;
+}
+
+/* Give back a slot of @b, filled with @av (emptied) or not (NULL). */
+static void vmamerge_av_unreserve(struct vmamerge_av_batch *b,
+				  struct anon_vma *av)
+{
+	struct vmamerge_av_batch *unused = NULL;
+
+	spin_lock(&vmamerge_av_lock);
+	if (av)
+		b->avs[b->nr++] = av;
+	b->held--;
+	if (b == vmamerge_av_filling)
+		vmamerge_av_kick_locked();
+	else if (!b->held && b->nr)
+		vmamerge_av_submit_locked(b);	/* detached when full */
+	else if (!b->held)
+		unused = vmamerge_av_recycle_locked(b);
+	spin_unlock(&vmamerge_av_lock);
+	kfree(unused);
 }
 
 int vmamerge_transplant_init(void)
@@ -101,11 +268,36 @@ int vmamerge_transplant_init(void)
 	return vmamerge_release_wq ? 0 : -ENOMEM;
 }
 
-/* After the livepatch is gone: wait for the releases still queued. */
+/*
+ * After the livepatch is gone (or a failed init): no transplant runs, so
+ * no slot is held.  The filling batch is handed to RCU here (nobody else
+ * would: only reservations and work functions do, and with no filling
+ * batch left no work function hands one over again); rcu_barrier() waits
+ * until every batch in flight has had its grace period and its work
+ * queued, destroy_workqueue() until the work has run.  Every emptied
+ * anon_vma is then put, each after a grace period, before the module
+ * text goes.
+ */
 void vmamerge_transplant_exit(void)
 {
-	rcu_barrier();	/* every queue_rcu_work() has queued its work */
+	struct vmamerge_av_batch *b;
+
+	spin_lock(&vmamerge_av_lock);
+	b = vmamerge_av_filling;
+	vmamerge_av_filling = NULL;
+	if (b && WARN_ON_ONCE(b->held)) {
+		b = NULL;	/* a bug: leak rather than free what a holder fills */
+	} else if (b && b->nr) {
+		vmamerge_av_submit_locked(b);
+		b = NULL;
+	}
+	spin_unlock(&vmamerge_av_lock);
+	kfree(b);
+	rcu_barrier();
 	destroy_workqueue(vmamerge_release_wq);
+	WARN_ON_ONCE(vmamerge_av_in_flight);
+	kfree(vmamerge_av_spare);
+	vmamerge_av_spare = NULL;
 }
 
 /* A chain of one entry, for the VMA's own anon_vma, a root. */
@@ -282,14 +474,15 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 {
 	long delta = (long)(pgoff - vma->vm_pgoff);
 	struct anon_vma *from = vma->anon_vma;
-	struct vmamerge_av_release *rel;
+	struct vmamerge_av_batch *batch;
 	struct vmamerge_rewrite rw;
 	enum vmamerge_refusal r;
 	bool emptied;
 
 	*pages = 0;
-	rel = kmalloc(sizeof(*rel), GFP_KERNEL);
-	if (!rel)
+	/* the slot for @from, in case it empties: refused here without one */
+	batch = vmamerge_av_reserve();
+	if (!batch)
 		return VMAMERGE_R_NOMEM;
 	r = vmamerge_rewrite_init(&rw, vma);
 	rw.only_anon_vma = from;
@@ -300,7 +493,7 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 						    vmamerge_transplant_unlock);
 	if (r) {
 		vmamerge_rewrite_free(&rw);
-		kfree(rel);
+		vmamerge_av_unreserve(batch, NULL);
 		return r;
 	}
 	emptied = vmamerge_move_chain(vma, from, to, pgoff);
@@ -309,12 +502,7 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 	anon_vma_unlock_write(from);	/* @vma's anon_vma is @to by now */
 	*pages = rw.nr_pages;
 	vmamerge_rewrite_free(&rw);
-	if (!emptied) {
-		kfree(rel);
-		return VMAMERGE_R_NONE;
-	}
-	rel->anon_vma = from;
-	INIT_RCU_WORK(&rel->rwork, vmamerge_av_release_fn);
-	queue_rcu_work(vmamerge_release_wq, &rel->rwork);
+	/* emptied: its reference is put after a grace period (top of file) */
+	vmamerge_av_unreserve(batch, emptied ? from : NULL);
 	return VMAMERGE_R_NONE;
 }

@@ -84,7 +84,7 @@ static void vmamerge_tm_refused(struct vmamerge_merge *m,
 {
 	if (r == VMAMERGE_R_FAMILY)
 		r = vmamerge_family_refusal(vma);
-	vmamerge_count(m->mm, vmamerge_refusal_counter(r), 1);
+	vmamerge_merge_count(m, vmamerge_refusal_counter(r), 1);
 	trace_vmamerge_refuse(m->mm, m->path, vma->vm_start, vma->vm_end, r);
 }
 
@@ -224,7 +224,7 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 		r = vmamerge_adopt_anon_vma(vma, owner);
 		if (!r) {
 			m->rehomed |= VMAMERGE_REHOMED_ADOPT;
-			vmamerge_count(m->mm, VMAMERGE_C_VMAS_ADOPTED, 1);
+			vmamerge_merge_count(m, VMAMERGE_C_VMAS_ADOPTED, 1);
 		}
 	} else {
 		r = vmamerge_transplant_allowed(vma, owner);
@@ -235,11 +235,11 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 		}
 		if (!r) {
 			m->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;
-			vmamerge_count(m->mm, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
-			vmamerge_count(m->mm, VMAMERGE_C_PAGES_TRANSPLANTED,
-				       pages);
-			vmamerge_count(m->mm, VMAMERGE_C_PAGES_REWRITTEN,
-				       pages);
+			vmamerge_merge_count(m, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
+			vmamerge_merge_count(m, VMAMERGE_C_PAGES_TRANSPLANTED,
+					     pages);
+			vmamerge_merge_count(m, VMAMERGE_C_PAGES_REWRITTEN,
+					     pages);
 			trace_vmamerge_rewrite(m->mm, vma->vm_start,
 					       vma->vm_end, vma->vm_pgoff,
 					       vma->vm_pgoff, true, pages);

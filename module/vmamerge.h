@@ -76,6 +76,26 @@ void vmamerge_optin_exit(void);
 
 /* ---- counters (counters.c) ---- */
 
+/*
+ * struct vmamerge_counting - the counting of one operation (a merge
+ * attempt, the rewrite of an mremap() move): the per-mm counters of its
+ * mm are looked up (klp_shadow_get(): a hash walk under RCU) at its first
+ * count and reused for the rest of it.  Zeroed when the operation starts.
+ * The pointer stays valid while the operation runs: the counters are
+ * freed by exit_mmap() of the mm, which the operation's mm_users
+ * reference (and mmap_lock) keeps away, and at module exit, after every
+ * operation.  An mm that gets its counters during the operation counts
+ * only globally until its next one.
+ */
+struct vmamerge_mm_counters;
+struct vmamerge_counting {
+	struct vmamerge_mm_counters *mc;
+	bool looked_up;
+};
+
+void vmamerge_count_in(struct mm_struct *mm, struct vmamerge_counting *cn,
+		       enum vmamerge_counter c, u64 n);
+/* a count outside an operation: one lookup */
 void vmamerge_count(struct mm_struct *mm, enum vmamerge_counter c, u64 n);
 void vmamerge_counters_read_global(u64 *out);	/* VMAMERGE_NR_COUNTERS */
 void vmamerge_counters_read_mm(struct mm_struct *mm, u64 *out);
@@ -155,6 +175,7 @@ enum vmamerge_cause {
  * (transplant_merge.c), for the cause of the merge that follows.
  * @softdirty: the range or an adjacent VMA had VM_SOFTDIRTY before the
  * merge (merge_hook.c).
+ * @counting: the attempt's counts, one lookup of the per-mm counters.
  */
 struct vmamerge_merge {
 	struct mm_struct *mm;
@@ -174,7 +195,14 @@ struct vmamerge_merge {
 	bool no_right;
 	unsigned int rehomed;	/* VMAMERGE_REHOMED_* */
 	bool softdirty;
+	struct vmamerge_counting counting;
 };
+
+static inline void vmamerge_merge_count(struct vmamerge_merge *m,
+					enum vmamerge_counter c, u64 n)
+{
+	vmamerge_count_in(m->mm, &m->counting, c, n);
+}
 
 #define VMAMERGE_REHOMED_TRANSPLANT	(1U << 0)	/* pages moved */
 #define VMAMERGE_REHOMED_ADOPT		(1U << 1)	/* an empty VMA joined */
@@ -211,6 +239,7 @@ void vmamerge_merge_done(struct vmamerge_merge *m,
  * @path: VMAMERGE_PATH_MREMAP_MOVE, or the in-place path that uses the
  * same decision (vmamerge_rehome_in_place()), for trace events.
  * @renumbered, @rehomed (VMAMERGE_REHOMED_*): what was rewritten.
+ * @counting: the move's counts (rewrites, refusals, its merge's cause).
  */
 struct vmamerge_move {
 	struct mm_struct *mm;
@@ -223,7 +252,14 @@ struct vmamerge_move {
 	struct vm_area_struct *next;
 	bool renumbered;
 	unsigned int rehomed;
+	struct vmamerge_counting counting;
 };
+
+static inline void vmamerge_move_count(struct vmamerge_move *mv,
+				       enum vmamerge_counter c, u64 n)
+{
+	vmamerge_count_in(mv->mm, &mv->counting, c, n);
+}
 
 /*
  * vmamerge_move_prepare - for an active mm with the renumber feature:
