@@ -84,16 +84,7 @@ static int check(const char *p, unsigned int tag)
 /* Map pages [@first, @first + @n) of the window, fill with tags. */
 static int map_fill(unsigned long first, unsigned long n, unsigned int tag0)
 {
-	unsigned long i;
-	void *p = mmap(pg(first), n * PG, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-		       -1, 0);
-
-	if (p != pg(first))
-		return -1;
-	for (i = 0; i < n; i++)
-		fill(pg(first + i), tag0 + i);
-	return 0;
+	return page_map_fill(pg(first), n, tag0);
 }
 
 static int move(unsigned long from, unsigned long n, unsigned long newn,
