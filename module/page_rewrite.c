@@ -141,7 +141,47 @@ vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
 		folio_unlock(folio);
 		return r;
 	}
-	return vmamerge_rewrite_keep(rw, folio);
+	r = vmamerge_rewrite_keep(rw, folio);
+	if (!r && folio_test_large(folio) && !pmd_mapped) {
+		rw->open_folio = folio;
+		rw->open_idx = 1;
+		rw->open_addr = addr + PAGE_SIZE;
+	}
+	return r;
+}
+
+/*
+ * The PTE after the last one that mapped a page of @rw->open_folio, a
+ * large folio kept (locked, checked) when the walk met its first page.  It
+ * must map the folio's next page, mapped nowhere else: that page's index
+ * is then linear too (the first page's is, and both advance by one).  The
+ * folio lock we hold excludes its split, migration, swap-out and KSM; a
+ * new mapping of one of its pages would come from a fault or fork of this
+ * mm (excluded by mmap_lock and the VMA lock) or from a swap PTE (it is
+ * not in the swap cache).  Anything else - an empty PTE, a swap entry,
+ * another folio, the walk leaving the range - and the folio is not mapped
+ * whole here: refused_thp (or refused_shared for a page mapped twice).
+ */
+static enum vmamerge_refusal
+vmamerge_rewrite_large_next(struct vmamerge_rewrite *rw, unsigned long addr,
+			    pte_t pte)
+{
+	struct folio *folio = rw->open_folio;
+	enum vmamerge_refusal r;
+	unsigned long pfn;
+
+	if (addr != rw->open_addr || !pte_present(pte))
+		return VMAMERGE_R_THP;
+	pfn = pte_pfn(pte);
+	if (pte_special(pte) || pfn != folio_pfn(folio) + rw->open_idx)
+		return VMAMERGE_R_THP;
+	r = vmamerge_check_large_next(pfn_to_page(pfn));
+	if (r)
+		return r;
+	rw->open_addr += PAGE_SIZE;
+	if (++rw->open_idx == folio_nr_pages(folio))
+		rw->open_folio = NULL;
+	return VMAMERGE_R_NONE;
 }
 
 /*
@@ -195,6 +235,8 @@ static enum vmamerge_refusal vmamerge_rewrite_pte(struct vmamerge_rewrite *rw,
 	unsigned long pfn;
 	struct page *page;
 
+	if (rw->open_folio)
+		return vmamerge_rewrite_large_next(rw, addr, pte);
 	if (pte_none(pte))
 		return VMAMERGE_R_NONE;
 	if (!pte_present(pte)) {
@@ -256,6 +298,11 @@ static enum vmamerge_refusal vmamerge_rewrite_huge(struct vmamerge_rewrite *rw,
 	spinlock_t *ptl;
 	pmd_t pmdval;
 
+	/* a PTE-mapped large folio the range does not map whole */
+	if (rw->open_folio) {
+		rw->refusal_addr = addr;
+		return VMAMERGE_R_THP;
+	}
 	ptl = pmd_lock(rw->mm, pmd);
 	pmdval = vmamerge_vg_pmdp_get(pmd);
 	if (!pmd_present(pmdval) || !pmd_trans_huge(pmdval) ||
@@ -375,8 +422,15 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 	rw->nr_folios = 0;
 	rw->nr_pages = 0;
 	rw->refusal_addr = 0;
+	rw->open_folio = NULL;
 	rw->root = rw->vma->anon_vma ? rw->vma->anon_vma->root : NULL;
 	r = vmamerge_rewrite_walk(rw);
+	/* the last large folio goes on past the VMA's end, or a hole follows */
+	if (!r && rw->open_folio) {
+		r = VMAMERGE_R_THP;
+		rw->refusal_addr = rw->open_addr;
+	}
+	rw->open_folio = NULL;
 	if (r)
 		vmamerge_rewrite_release(rw);
 	rw->refusal = r;

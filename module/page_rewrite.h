@@ -118,6 +118,15 @@ struct vmamerge_rewrite {
 	unsigned long nr_folios;
 	unsigned long max_folios;
 	unsigned long nr_pages;		/* pages of the collected folios */
+	/*
+	 * A large folio mapped by PTEs, kept when the walk met its first
+	 * page: each of its other pages must follow, mapped by the next
+	 * PTE (page_rewrite.c).  @open_idx is the page expected next, at
+	 * @open_addr.
+	 */
+	struct folio *open_folio;
+	unsigned long open_idx;
+	unsigned long open_addr;
 	enum vmamerge_refusal refusal;
 	unsigned long refusal_addr;	/* where the walk stopped */
 };
@@ -167,13 +176,17 @@ void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
 /*
  * A present anonymous @folio, mapped at @addr by @rw->vma through a PTE
  * (@pmd_mapped false, @page its page) or whole by a PMD: may its rmap
- * metadata be rewritten?  Called under the PTE or PMD lock.
+ * metadata be rewritten?  Called under the PTE or PMD lock.  For a large
+ * folio mapped by PTEs this is its first page; the walker checks the
+ * others with vmamerge_check_large_next().
  */
 enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
 					     struct folio *folio,
 					     struct page *page,
 					     unsigned long addr,
 					     bool pmd_mapped);
+/* A further page of a large folio mapped by PTEs, under its PTE lock. */
+enum vmamerge_refusal vmamerge_check_large_next(struct page *page);
 /*
  * A swap-cache @folio found for the swap PTE of @entry at @addr, locked by
  * the caller: same question.  Under the PTE lock.

@@ -66,6 +66,52 @@ static enum vmamerge_refusal vmamerge_check_kind(struct folio *folio)
 	return VMAMERGE_R_NONE;
 }
 
+/*
+ * Is @page, which the walker holds mapped by one PTE of this VMA, mapped
+ * by no other PTE anywhere?  A page's _mapcount counts its PTE mappings
+ * minus one on both builds (6.1 and 6.12 keep it per page for large
+ * folios too); a PMD mapping of the folio is counted in the folio's
+ * entire mapcount instead (6.1's PG_double_map bias on every page exists
+ * only while that is non-zero, and the first page's check requires it to
+ * be zero).  O(1) per page on both builds, where 6.1's folio_mapcount()
+ * of a large folio sums all its pages.
+ */
+static bool vmamerge_page_mapped_once(struct page *page)
+{
+	return atomic_read(&page->_mapcount) == 0;
+}
+
+/*
+ * The first page of a large folio mapped by PTEs.  It is rewritten whole,
+ * so every one of its pages must be mapped exactly once, by this VMA, at
+ * its linear address: here, the folio starts at this page (else it began
+ * before the range - straddling the VMA's start - or its first page is
+ * not mapped here), no PMD maps it anywhere and this page is mapped once;
+ * the walker then requires each further page to be mapped by the next
+ * PTE and checks it with vmamerge_check_large_next() (page_rewrite.c).
+ * One whose pages are not all there - the VMA's end cuts it, a PTE in
+ * between is empty or a swap entry - is refused by the walker.  A large
+ * folio in the swap cache keeps its slots named by swap PTEs we would
+ * have to check one by one: refused.
+ */
+static enum vmamerge_refusal vmamerge_check_large_first(struct folio *folio,
+							struct page *page)
+{
+	if (folio_page_idx(folio, page) != 0)
+		return VMAMERGE_R_THP;
+	if (folio_test_swapcache(folio))
+		return VMAMERGE_R_THP;
+	if (folio_entire_mapcount(folio) || !vmamerge_page_mapped_once(page))
+		return VMAMERGE_R_SHARED;
+	return VMAMERGE_R_NONE;
+}
+
+enum vmamerge_refusal vmamerge_check_large_next(struct page *page)
+{
+	return vmamerge_page_mapped_once(page) ? VMAMERGE_R_NONE :
+						 VMAMERGE_R_SHARED;
+}
+
 enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
 					     struct folio *folio,
 					     struct page *page,
@@ -76,16 +122,15 @@ enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
 
 	if (r)
 		return r;
-	/*
-	 * A large folio is rewritten only when one PMD maps it whole; a
-	 * PTE-mapped one may be mapped in part, elsewhere or at other
-	 * offsets, which the mapcount alone does not tell.
-	 */
-	if (folio_test_large(folio) && !pmd_mapped)
-		return VMAMERGE_R_THP;
 	/* the pin may be a DMA target that a later fault must not copy */
 	if (folio_maybe_dma_pinned(folio))
 		return VMAMERGE_R_PINNED;
+	if (folio_test_large(folio) && !pmd_mapped) {
+		r = vmamerge_check_large_first(folio, page);
+		if (r)
+			return r;
+		return vmamerge_check_rmap(rw, folio, 0, addr);
+	}
 	if (folio_mapcount(folio) != 1)
 		return VMAMERGE_R_SHARED;
 	if (folio_test_swapcache(folio)) {

@@ -267,7 +267,7 @@ stats_delta() {
 		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] }' "$2" "$DBG/stats")"
 }
 
-# ---- the tests that run in feature modes (t_renumber, t_inplace, t_edges, t_family) ----
+# ---- the tests that run in feature modes (t_renumber, t_inplace, t_edges, t_family, t_large) ----
 
 # feature_modes PROG: PROG opted in with every feature, with renumber only
 # (-r: transplant off) and with none (-s: the stock behaviour; run.sh runs
@@ -297,6 +297,8 @@ inplace_tests() { feature_modes t_inplace; }
 edges_tests() { feature_modes t_edges; }
 # forked families (issue 14): refused_family, refused_shared, renumbering
 family_tests() { feature_modes t_family; }
+# large folios mapped by PTEs: rewritten whole or refused (issue 14)
+large_tests() { feature_modes t_large; }
 # compaction on demand (issue 14): merged, then with every feature off
 # (the walk merges nothing)
 compact_tests() {
@@ -366,9 +368,25 @@ mtorture() {
 		return
 	fi
 	cp "$DBG/stats" "$TMP/stats.mt" 2>/dev/null
-	run t_mtorture -o -s 2 -t "$MTS"
+	run t_mtorture -o -s "${2:-2}" -t "$MTS"
 	stats_delta "mtorture on" "$TMP/stats.mt"
 	wr optin "$DBG/mode"
+}
+
+# The torture again with 64 KiB mTHP always on (6.12): faults after its
+# setup map large folios by PTEs, which the module rewrites whole or
+# refuses (refused_thp, refused_shared) while the other threads write,
+# pin and migrate them.  Another seed than mtorture's.
+mtorture_mthp() {
+	_m=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled
+	if [ ! -w "$_m" ]; then
+		skip "multi-threaded torture with 64 KiB mTHP" "no $_m"
+		return
+	fi
+	_old=$(sed 's/.*\[\(.*\)\].*/\1/' "$_m")
+	echo always >"$_m"
+	mtorture on 3
+	echo "$_old" >"$_m"
 }
 
 # ---- CLI ----
@@ -939,6 +957,7 @@ smp() {
 	if load; then
 		tap 0 "load: insmod, transition 0, enabled 1"
 		mtorture on
+		mtorture_mthp
 		# a thread writing every page while the walk runs, on 2 CPUs
 		run t_compact
 		unload
@@ -982,6 +1001,7 @@ run t_renumber -s
 run t_inplace -s
 run t_edges -s
 run t_family -s
+run t_large -s
 run t_pins -s
 torture_selftest
 lazyfree_repro
@@ -1016,6 +1036,7 @@ if [ "$LOADED" = 1 ]; then
 	inplace_tests
 	edges_tests
 	family_tests
+	large_tests
 	compact_tests
 	run t_pins -o
 	cli_tests

@@ -154,33 +154,14 @@ static void verified(const char *ctx)
 
 /* ---- layout ---- */
 
-/* Without the module: the "~" marks of anonymous VMAs dropped from @want. */
 static void expect_layout(const char *ctx, const char *want)
 {
-	char got[512], w[512];
-	size_t i, n = 0;
-
-	for (i = 0; want[i] && n < sizeof(w) - 1; i++)
-		if (want[i] != '~' || vfd >= 0 || want[i + 1] == 'z')
-			w[n++] = want[i];
-	w[n] = 0;
-	window_layout(vfd, W, WIN_PAGES, got, sizeof(got));
-	if (!ok(!strcmp(got, w), "%s: layout %s", ctx, w))
-		diag("layout is %s", got);
+	expect_window_layout(ctx, vfd, W, WIN_PAGES, want);
 }
 
-/* anon_vma letters of the window's VMAs ('-': none); module loaded only */
 static void expect_avs(const char *ctx, const char *want)
 {
-	char got[40];
-
-	if (vfd < 0)
-		return;
-	if (!ok(!window_avs(vfd, W, WIN_PAGES, got, sizeof(got)),
-		"%s: VMAMERGE_IOC_VMAS", ctx))
-		return;
-	if (!ok(!strcmp(got, want), "%s: anon_vmas %s", ctx, want))
-		diag("anon_vmas are %s", got);
+	expect_window_avs(ctx, vfd, W, WIN_PAGES, want);
 }
 
 /* ---- soft-dirty ---- */

@@ -137,32 +137,12 @@ static void verified(const char *ctx)
 static void expect_layout(const char *ctx, const char *merged,
 			  const char *apart)
 {
-	const char *want = stock ? apart : merged;
-	char got[512], w[512];
-	size_t i, n = 0;
-
-	/* without the module the offsets of anonymous VMAs are unknown */
-	for (i = 0; want[i] && n < sizeof(w) - 1; i++)
-		if (want[i] != '~' || vfd >= 0)
-			w[n++] = want[i];
-	w[n] = 0;
-	window_layout(vfd, W, WIN_PAGES, got, sizeof(got));
-	if (!ok(!strcmp(got, w), "%s: layout %s", ctx, w))
-		diag("layout is %s", got);
+	expect_window_layout(ctx, vfd, W, WIN_PAGES, stock ? apart : merged);
 }
 
 static void expect_avs(const char *ctx, const char *merged, const char *apart)
 {
-	const char *want = stock ? apart : merged;
-	char got[64];
-
-	if (vfd < 0)
-		return;
-	if (!ok(!window_avs(vfd, W, WIN_PAGES, got, sizeof(got)),
-		"%s: VMAMERGE_IOC_VMAS", ctx))
-		return;
-	if (!ok(!strcmp(got, want), "%s: anon_vmas %s", ctx, want))
-		diag("anon_vmas are %s", got);
+	expect_window_avs(ctx, vfd, W, WIN_PAGES, stock ? apart : merged);
 }
 
 /* ---- counters ---- */
@@ -191,38 +171,9 @@ static void snap_take(struct snap *s)
 static void expect_counters(const char *ctx, const struct snap *s,
 			    const char *want)
 {
-	char got[512] = "", name[64];
-	long now, d, w;
-	size_t gn = 0, i, l;
-	const char *p;
-	int bad = 0;
-
-	if (nostats)
-		return;
-	if (stock)
-		want = "";
-	for (i = 0; i < NR_C; i++) {
-		now = stats_counter(cnames[i]);
-		w = 0;
-		l = strlen(cnames[i]);
-		for (p = want; (p = strstr(p, cnames[i])); p += l)
-			if ((p == want || p[-1] == ' ') && p[l] == '+')
-				w = atol(p + l + 1);
-		if (now < 0 || s->v[i] < 0) {
-			bad = 1;
-			snprintf(name, sizeof(name), "%s:missing ", cnames[i]);
-		} else {
-			d = now - s->v[i];
-			bad |= d != w;
-			name[0] = 0;
-			if (d)
-				snprintf(name, sizeof(name), "%s+%ld ",
-					 cnames[i], d);
-		}
-		gn += snprintf(got + gn, sizeof(got) - gn, "%s", name);
-	}
-	if (!ok(!bad, "%s: counters %s", ctx, *want ? want : "unchanged"))
-		diag("counters changed: %s", gn ? got : "none");
+	if (!nostats)
+		expect_counter_deltas(ctx, cnames, NR_C, s->v,
+				      stock ? "" : want);
 }
 
 /* ---- families ---- */

@@ -533,11 +533,8 @@ static int map_thp(unsigned long first, unsigned long n)
 {
 	unsigned long i;
 
-	if (mmap(pg(first), n * PG, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) !=
-	    pg(first))
+	if (page_map_huge(pg(first), n))
 		return -1;
-	madvise(pg(first), n * PG, MADV_HUGEPAGE);
 	for (i = 0; i < n; i++)
 		fill(pg(first + i), 100 + i % 200);
 	return 0;
@@ -610,45 +607,6 @@ static void t_thp_misaligned(void)
 	expect_counter("thp misaligned", "refused_thp", t, 0);
 	expect_thp_data("thp misaligned", n + 1, 0, n);
 	verified("thp misaligned");
-	clear_window();
-}
-
-/*
- * A THP whose PMD mapping was split (mprotect() of one page and back: a
- * large folio mapped by PTEs) moved next to a larger VMA of another
- * mapping: the THP is the cheaper side, and a PTE-mapped large folio is
- * never rewritten - refused_thp, nothing changed, the stock layout.
- */
-static void t_thp_pte_mapped(void)
-{
-	const unsigned long n = HPG / PG;
-	const char *ctx = "thp pte-mapped";
-	long t = counter("refused_thp");
-
-	/* the neighbour gets VM_HUGEPAGE too (no aligned 2 MiB inside it) */
-	if (map_thp(0, n) || map_fill(600, 600, 1) ||
-	    madvise(pg(600), 600 * PG, MADV_HUGEPAGE)) {
-		ok(0, "%s: mmap", ctx);
-		return;
-	}
-	if (smaps_kb(pg(0), "AnonHugePages:") < 2048) {
-		skip("no THP here", "%s", ctx);
-		clear_window();
-		return;
-	}
-	if (mprotect(pg(5), PG, PROT_READ) ||
-	    mprotect(pg(5), PG, PROT_READ | PROT_WRITE) ||
-	    move(0, n, n, 1200, 0)) {
-		ok(0, "%s: split the PMD, mremap", ctx);
-		return;
-	}
-	expect_layout3(ctx, "600-1200 1200-1712~", "600-1200 1200-1712~",
-		       "600-1200 1200-1712~");
-	expect_counter_tp(ctx, "refused_thp", t, 1);
-	expect_thp_data(ctx, 1200, 0, n);
-	ok(!check(pg(600), 1) && !check(pg(1199), 600),
-	   "%s: the neighbour byte-exact", ctx);
-	verified(ctx);
 	clear_window();
 }
 
@@ -1705,7 +1663,6 @@ int main(int argc, char **argv)
 	t_thp_misaligned();
 	t_ksm();
 	t_ksm_neighbour();
-	t_thp_pte_mapped();
 	t_ksm_mremap_migrate();
 	t_fork_after();
 	t_other_av(0);

@@ -90,7 +90,7 @@ pid_t spawn_sleeper(int *wfd);
 /* Closes wfd and reaps the sleeper; returns its wait status. */
 int reap_sleeper(pid_t pid, int wfd);
 
-/* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges, t_family) ---- */
+/* ---- the tests run in feature modes (t_renumber, t_inplace, t_edges, t_family, t_large) ---- */
 /*
  * Parses "[-o] [-r | -s]" into *@stock (-s) and *@renumber_only (-r),
  * and "-q" into *@quick where @quick is not NULL (t_renumber's smoke set),
@@ -113,6 +113,11 @@ int page_check(const char *p, unsigned int tag, unsigned long *off);
  * there.
  */
 int page_map_fill(char *p, unsigned long n, unsigned int tag0);
+/*
+ * Maps @n private anonymous pages at @p (MAP_FIXED_NOREPLACE) with
+ * MADV_HUGEPAGE, before any fault.  0, or -1 if not mapped there.
+ */
+int page_map_huge(char *p, unsigned long n);
 /* A free 2 MiB-aligned range of @len bytes (reserved, unmapped) or NULL */
 char *aligned_window(unsigned long len);
 /* VMAs that overlap [@lo, @hi) in /proc/self/maps, or -1 */
@@ -145,6 +150,26 @@ int window_layout(int vfd, const char *base, unsigned long npages,
  */
 int window_avs(int vfd, const char *base, unsigned long npages,
 	       char *buf, size_t len);
+/*
+ * One TAP line: window_layout() is exactly @want - without the module
+ * (@vfd < 0) with the "~" marks of anonymous VMAs dropped from @want.
+ * Returns whether it was.
+ */
+int expect_window_layout(const char *ctx, int vfd, const char *base,
+			 unsigned long npages, const char *want);
+/*
+ * One TAP line: window_avs() is exactly @want.  Without the module
+ * nothing is checked (returns 1).
+ */
+int expect_window_avs(const char *ctx, int vfd, const char *base,
+		      unsigned long npages, const char *want);
+/*
+ * One TAP line: of the @n counters @names, snapshot in @before by
+ * stats_snap(), exactly those named in @want ("name+N ...", "" for none)
+ * moved, each by its N.  Returns whether they did.
+ */
+int expect_counter_deltas(const char *ctx, const char *const *names, int n,
+			  const long *before, const char *want);
 
 const char *state_str(int state);	/* static buffer */
 long now_ms(void);			/* CLOCK_MONOTONIC */

@@ -468,6 +468,15 @@ int page_map_fill(char *p, unsigned long n, unsigned int tag0)
 	return 0;
 }
 
+int page_map_huge(char *p, unsigned long n)
+{
+	if (mmap(p, n * 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != p)
+		return -1;
+	madvise(p, n * 4096, MADV_HUGEPAGE);
+	return 0;
+}
+
 char *aligned_window(unsigned long len)
 {
 	const unsigned long align = 2UL << 20;
@@ -596,6 +605,80 @@ int window_avs(int vfd, const char *base, unsigned long npages,
 		buf[nr++] = av;
 	}
 	buf[nr] = 0;
+	return 0;
+}
+
+int expect_window_layout(const char *ctx, int vfd, const char *base,
+			 unsigned long npages, const char *want)
+{
+	char got[512], w[512];
+	size_t i, n = 0;
+
+	/* a /dev/zero mapping's offset is in /proc/self/maps: "~z" stays */
+	for (i = 0; want[i] && n < sizeof(w) - 1; i++)
+		if (want[i] != '~' || vfd >= 0 || want[i + 1] == 'z')
+			w[n++] = want[i];
+	w[n] = 0;
+	window_layout(vfd, base, npages, got, sizeof(got));
+	if (ok(!strcmp(got, w), "%s: layout %s", ctx, w))
+		return 1;
+	diag("layout is %s", got);
+	return 0;
+}
+
+int expect_window_avs(const char *ctx, int vfd, const char *base,
+		      unsigned long npages, const char *want)
+{
+	char got[64];
+
+	if (vfd < 0)
+		return 1;
+	if (!ok(!window_avs(vfd, base, npages, got, sizeof(got)),
+		"%s: VMAMERGE_IOC_VMAS", ctx))
+		return 0;
+	if (ok(!strcmp(got, want), "%s: anon_vmas %s", ctx, want))
+		return 1;
+	diag("anon_vmas are %s", got);
+	return 0;
+}
+
+/* N of "name+N" in @want, 0 if @name is not there */
+static long wanted_delta(const char *want, const char *name)
+{
+	size_t l = strlen(name);
+	const char *p;
+
+	for (p = want; (p = strstr(p, name)); p += l)
+		if ((p == want || p[-1] == ' ') && p[l] == '+')
+			return atol(p + l + 1);
+	return 0;
+}
+
+int expect_counter_deltas(const char *ctx, const char *const *names, int n,
+			  const long *before, const char *want)
+{
+	char got[512] = "";
+	size_t gn = 0;
+	long now, d;
+	int bad = 0, i;
+
+	for (i = 0; i < n; i++) {
+		now = stats_counter(names[i]);
+		if (now < 0 || before[i] < 0) {
+			bad = 1;
+			gn += snprintf(got + gn, sizeof(got) - gn,
+				       "%s:missing ", names[i]);
+			continue;
+		}
+		d = now - before[i];
+		bad |= d != wanted_delta(want, names[i]);
+		if (d)
+			gn += snprintf(got + gn, sizeof(got) - gn, "%s+%ld ",
+				       names[i], d);
+	}
+	if (ok(!bad, "%s: counters %s", ctx, *want ? want : "unchanged"))
+		return 1;
+	diag("counters changed: %s", gn ? got : "none");
 	return 0;
 }
 

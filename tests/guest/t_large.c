@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Large folios mapped by PTEs (issue 14): a THP whose PMD mapping was
+ * split (mprotect() of one page and back) and, where the kernel has them
+ * (6.12), multi-size THPs (64 KiB folios, mapped by PTEs from the fault
+ * on).  The module rewrites such a folio once, whole, when every one of
+ * its pages is mapped exactly once, by the VMA it rewrites, at the linear
+ * offset (module/sharing.c, module/page_rewrite.c); it refuses one that
+ * straddles the VMA's boundary (refused_thp) or one of whose pages is
+ * mapped elsewhere (refused_shared), and changes nothing then.
+ *
+ *  1. "thp moved next to another mapping": a split THP (512 pages) moved
+ *     behind a 600-page VMA of another mapping - the cheaper side, so it
+ *     is renumbered and transplanted whole: one VMA, still large folios;
+ *  2. "two thps reversed": two split THPs of one mapping moved apart in
+ *     reverse order - renumbered (renumber alone suffices), one VMA;
+ *  3. "thp straddling": the first half of a split THP moved away (next
+ *     to nothing: not rewritten), then behind the 600 pages - its folio
+ *     goes on in the VMA of the second half: refused_thp, the stock
+ *     layout; the second half moved behind it merges by the stock rule
+ *     (offsets agree), and an mprotect() and back of that VMA, which maps
+ *     the folio whole again, merges it with the 600 pages;
+ *  4. "thp shared with a child": a child forked after the split keeps
+ *     only the THP's last page - that page is mapped twice: refused_shared,
+ *     the stock layout, the child reads its page; once the child is gone
+ *     an mprotect() of the moved VMA and back merges it;
+ *  5. "mthp moved misaligned" (only where /sys/.../hugepages-64kB exists):
+ *     two 64 KiB folios moved 32 KiB off their alignment behind a larger
+ *     VMA of another mapping: transplanted and renumbered whole.
+ * Every step: the exact layout ("~": a page offset that is not linear),
+ * every page byte-exact, the rmap verifier, the counters below (global,
+ * debugfs: this test runs alone), and that the moved pages are still
+ * large folios (/proc/kpageflags through /proc/self/pagemap).
+ *
+ * usage: t_large [-o] [-r | -s]
+ *   -o  opt this process in first
+ *   -r  renumber on, transplant off
+ *   -s  the stock behaviour (features off, not opted in, or no module)
+ */
+#include "tap.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define PG		4096UL
+#define HPG_PAGES	512UL		/* a PMD-sized THP */
+#define WIN_PAGES	4096UL		/* 16 MiB window */
+#define NB		600UL		/* the other mapping: pages 600-1199 */
+#define NB_PAGES	600UL
+#define NB_TAG		5000U
+#define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/"
+
+#ifndef MREMAP_FIXED
+#define MREMAP_FIXED	2
+#endif
+
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+
+static int stock;		/* -s */
+static int renumber_only;	/* -r */
+static int nostats;
+static int vfd = -1;
+static char *W;
+
+static char *pg(unsigned long i)
+{
+	return W + i * PG;
+}
+
+static void clear_window(void)
+{
+	munmap(W, WIN_PAGES * PG);
+}
+
+static int move(unsigned long from, unsigned long n, unsigned long to)
+{
+	return mremap(pg(from), n * PG, n * PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+		      pg(to)) == pg(to) ? 0 : -1;
+}
+
+/* @n pages at @first with MADV_HUGEPAGE, page i written with @tag0 + i */
+static int map_huge(unsigned long first, unsigned long n, unsigned int tag0)
+{
+	unsigned long i;
+
+	if (page_map_huge(pg(first), n))
+		return -1;
+	for (i = 0; i < n; i++)
+		page_fill(pg(first + i), tag0 + i);
+	return 0;
+}
+
+/* The other mapping, VM_HUGEPAGE as the THPs (no aligned 2 MiB inside). */
+static int map_neighbour(void)
+{
+	if (page_map_fill(pg(NB), NB_PAGES, NB_TAG))
+		return -1;
+	return madvise(pg(NB), NB_PAGES * PG, MADV_HUGEPAGE);
+}
+
+/* Split the PMD mapping of the THP at page @first: its pages stay one folio. */
+static int split_pmd(unsigned long first)
+{
+	return mprotect(pg(first + 5), PG, PROT_READ) ||
+	       mprotect(pg(first + 5), PG, PROT_READ | PROT_WRITE) ? -1 : 0;
+}
+
+/* 1: page @i belongs to a large folio, 0: not, -1: cannot tell (no root) */
+static int page_large(unsigned long i)
+{
+	unsigned long long e = pagemap_entry(pg(i)), flags = 0;
+	unsigned long long pfn = e & ((1ULL << 55) - 1);
+	int f;
+
+	if (!(e >> 63) || !pfn)
+		return -1;
+	f = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	if (pread(f, &flags, sizeof(flags), pfn * sizeof(flags)) !=
+	    (ssize_t)sizeof(flags))
+		flags = 0;
+	close(f);
+	return !!(flags & (1ULL << KPF_COMPOUND_HEAD |
+			   1ULL << KPF_COMPOUND_TAIL));
+}
+
+/* Pages [@first, @first + @n) hold @tag0, @tag0 + 1, ... (one TAP line). */
+static void expect_data(const char *ctx, unsigned long first, unsigned long n,
+			unsigned int tag0)
+{
+	unsigned long i, off = 0;
+
+	for (i = 0; i < n; i++)
+		if (page_check(pg(first + i), tag0 + i, &off))
+			break;
+	if (!ok(i == n, "%s: pages %lu-%lu byte-exact", ctx, first,
+		first + n - 1))
+		diag("page %lu differs at byte %lu", first + i, off);
+}
+
+/* Pages [@first, @first + @n) are still large folios: none was split. */
+static void expect_large(const char *ctx, unsigned long first, unsigned long n)
+{
+	unsigned long i;
+	int l = 1;
+
+	for (i = 0; i < n && l == 1; i++)
+		l = page_large(first + i);
+	if (l < 0)
+		skip("no /proc/kpageflags", "%s: still large folios", ctx);
+	else if (!ok(l == 1, "%s: pages %lu-%lu still large folios", ctx,
+		     first, first + n - 1))
+		diag("page %lu is not", first + i - 1);
+}
+
+static void verified(const char *ctx)
+{
+	if (vm_verify_self_ok(ctx))
+		ok(1, "%s: rmap verifier clean", ctx);
+}
+
+/* @tp with transplant on, @rn with renumber only, @st stock */
+static void expect_layout(const char *ctx, const char *tp, const char *rn,
+			  const char *st)
+{
+	expect_window_layout(ctx, vfd, W, WIN_PAGES,
+			     stock ? st : renumber_only ? rn : tp);
+}
+
+/* ---- counters ---- */
+
+static const char *const cnames[] = {
+	"vmas_renumbered", "pages_renumbered", "vmas_transplanted",
+	"pages_transplanted", "refused_thp", "refused_shared",
+};
+#define NR_C	((int)(sizeof(cnames) / sizeof(cnames[0])))
+
+struct snap {
+	long v[NR_C];
+};
+
+static void snap_take(struct snap *s)
+{
+	stats_snap(cnames, NR_C, s->v);
+}
+
+/* @tp with transplant on, @rn with renumber only; stock: none moves */
+static void expect_counters(const char *ctx, const struct snap *s,
+			    const char *tp, const char *rn)
+{
+	if (!nostats)
+		expect_counter_deltas(ctx, cnames, NR_C, s->v,
+				      stock ? "" : renumber_only ? rn : tp);
+}
+
+/* ---- the cases ---- */
+
+/*
+ * The THP (tags 1-512) right behind the other mapping, after the step
+ * snapshot in @s: with transplant on it was rewritten whole and merged,
+ * otherwise nothing changed.
+ */
+static void expect_thp_merged(const char *ctx, const struct snap *s)
+{
+	expect_layout(ctx, "600-1712", "600-1200 1200-1712~",
+		      "600-1200 1200-1712~");
+	expect_counters(ctx, s,
+			"vmas_renumbered+1 pages_renumbered+512 vmas_transplanted+1 pages_transplanted+512",
+			"");
+	expect_data(ctx, NB, NB_PAGES, NB_TAG);
+	expect_data(ctx, NB + NB_PAGES, HPG_PAGES, 1);
+	expect_large(ctx, NB + NB_PAGES, HPG_PAGES);
+	verified(ctx);
+}
+
+/* mprotect() of the THP behind the other mapping and back: a merge offer */
+static void offer_thp_merge(const char *ctx)
+{
+	struct snap s;
+
+	snap_take(&s);
+	if (ok(!mprotect(pg(NB + NB_PAGES), HPG_PAGES * PG, PROT_READ) &&
+	       !mprotect(pg(NB + NB_PAGES), HPG_PAGES * PG,
+			 PROT_READ | PROT_WRITE), "%s: mprotect and back", ctx))
+		expect_thp_merged(ctx, &s);
+}
+
+/*
+ * @nr THPs at page @first, page i written with @tag0 + i, each with its
+ * PMD split; or a TAP line (a failure or a skip) and -1.
+ */
+static int split_thps_at(const char *ctx, unsigned long first,
+			 unsigned long nr, unsigned int tag0)
+{
+	unsigned long i;
+
+	if (map_huge(first, nr * HPG_PAGES, tag0)) {
+		ok(0, "%s: mmap", ctx);
+		return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		if (page_large(first + i * HPG_PAGES) == 0) {
+			skip("no THP here", "%s", ctx);
+			return -1;
+		}
+		if (split_pmd(first + i * HPG_PAGES)) {
+			ok(0, "%s: split the PMD", ctx);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void t_moved_next_to_other(void)
+{
+	const char *ctx = "thp moved next to another mapping";
+	struct snap s;
+
+	if (split_thps_at(ctx, 0, 1, 1) || map_neighbour())
+		goto out;
+	snap_take(&s);
+	if (!ok(!move(0, HPG_PAGES, NB + NB_PAGES), "%s: mremap", ctx))
+		goto out;
+	expect_thp_merged(ctx, &s);
+out:
+	clear_window();
+}
+
+static void t_two_reversed(void)
+{
+	const char *ctx = "two thps reversed";
+	struct snap s;
+
+	if (split_thps_at(ctx, 0, 2, 1))
+		goto out;
+	if (!ok(!move(HPG_PAGES, HPG_PAGES, 3 * HPG_PAGES),
+		"%s: second THP moved to page 1536", ctx))
+		goto out;
+	snap_take(&s);
+	if (!ok(!move(0, HPG_PAGES, 4 * HPG_PAGES),
+		"%s: first THP moved behind it", ctx))
+		goto out;
+	expect_layout(ctx, "1536-2560~", "1536-2560~",
+		      "1536-2048~ 2048-2560~");
+	expect_counters(ctx, &s, "vmas_renumbered+1 pages_renumbered+512",
+			"vmas_renumbered+1 pages_renumbered+512");
+	expect_data(ctx, 3 * HPG_PAGES, HPG_PAGES, 1 + HPG_PAGES);
+	expect_data(ctx, 4 * HPG_PAGES, HPG_PAGES, 1);
+	expect_large(ctx, 3 * HPG_PAGES, 2 * HPG_PAGES);
+	verified(ctx);
+out:
+	clear_window();
+}
+
+static void t_straddling(void)
+{
+	const char *ctx = "thp straddling";
+	struct snap s;
+
+	if (split_thps_at(ctx, 0, 1, 1) || map_neighbour())
+		goto out;
+	/* next to nothing: not rewritten; the folio now spans two VMAs */
+	snap_take(&s);
+	if (!ok(!move(0, HPG_PAGES / 2, 2000), "%s: first half moved away",
+		ctx))
+		goto out;
+	expect_layout(ctx, "256-512 600-1200 2000-2256~",
+		      "256-512 600-1200 2000-2256~",
+		      "256-512 600-1200 2000-2256~");
+	expect_counters(ctx, &s, "", "");
+	snap_take(&s);
+	if (!ok(!move(2000, HPG_PAGES / 2, NB + NB_PAGES),
+		"%s: first half moved behind page 1199", ctx))
+		goto out;
+	expect_layout(ctx, "256-512 600-1200 1200-1456~",
+		      "256-512 600-1200 1200-1456~",
+		      "256-512 600-1200 1200-1456~");
+	expect_counters(ctx, &s, "refused_thp+1", "");
+	expect_data(ctx, NB + NB_PAGES, HPG_PAGES / 2, 1);
+	verified(ctx);
+	/* the second half behind the first: the stock merge, offsets agree */
+	snap_take(&s);
+	if (!ok(!move(HPG_PAGES / 2, HPG_PAGES / 2, NB + NB_PAGES +
+		      HPG_PAGES / 2), "%s: second half moved behind it", ctx))
+		goto out;
+	expect_layout(ctx, "600-1200 1200-1712~", "600-1200 1200-1712~",
+		      "600-1200 1200-1712~");
+	expect_counters(ctx, &s, "", "");
+	/* one VMA maps the folio whole again: an mprotect and back merges */
+	offer_thp_merge(ctx);
+out:
+	clear_window();
+}
+
+/*
+ * The child keeps the THP's last page only and says so on @ready; it
+ * checks that page once the parent closes @go, and exits 0 if it is right.
+ */
+static void child_keeps_last(int ready, int go)
+{
+	char c = 0;
+
+	if (munmap(pg(0), (HPG_PAGES - 1) * PG))
+		_exit(2);
+	if (write(ready, &c, 1) != 1)
+		_exit(3);
+	while (read(go, &c, 1) < 0)
+		;
+	_exit(page_check(pg(HPG_PAGES - 1), HPG_PAGES, NULL) ? 1 : 0);
+}
+
+static void t_shared_with_child(void)
+{
+	const char *ctx = "thp shared with a child";
+	int ready[2], go[2], st = -1;
+	struct snap s;
+	pid_t pid;
+	char c;
+
+	if (split_thps_at(ctx, 0, 1, 1) || map_neighbour())
+		goto out;
+	if (pipe(ready) || pipe(go)) {
+		ok(0, "%s: pipes", ctx);
+		goto out;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		child_keeps_last(ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (!ok(pid > 0 && read(ready[0], &c, 1) == 1,
+		"%s: the child keeps the last page only", ctx))
+		goto out;
+	snap_take(&s);
+	if (!ok(!move(0, HPG_PAGES, NB + NB_PAGES), "%s: mremap", ctx))
+		goto out;
+	expect_layout(ctx, "600-1200 1200-1712~", "600-1200 1200-1712~",
+		      "600-1200 1200-1712~");
+	expect_counters(ctx, &s, "refused_shared+1", "");
+	expect_data(ctx, NB + NB_PAGES, HPG_PAGES, 1);
+	verified(ctx);
+	close(go[1]);
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "%s: the child read its page (status %#x)", ctx, st);
+	/* mapped once now: an mprotect and back merges it */
+	offer_thp_merge(ctx);
+out:
+	clear_window();
+}
+
+/* 64 KiB mTHP always on for the case; its old setting into @old */
+static int mthp_on(char *old, size_t len)
+{
+	char *p;
+
+	if (read_file(MTHP_DIR "enabled", old, len) < 0)
+		return -1;
+	/* "always inherit madvise [never]": keep the bracketed word */
+	p = strchr(old, '[');
+	if (!p || !strchr(p, ']'))
+		return -1;
+	memmove(old, p + 1, strlen(p));
+	*strchr(old, ']') = 0;
+	return write_file(MTHP_DIR "enabled", "always", 6);
+}
+
+static void t_mthp(void)
+{
+	const char *ctx = "mthp moved misaligned";
+	char old[64];
+	struct snap s;
+
+	if (mthp_on(old, sizeof(old))) {
+		skip("no 64 KiB mTHP here", "%s", ctx);
+		return;
+	}
+	/* 32 pages: two 64 KiB folios; the other mapping is larger */
+	if (map_huge(0, 32, 1) || page_map_fill(pg(NB), 64, NB_TAG)) {
+		ok(0, "%s: mmap", ctx);
+		goto out;
+	}
+	if (page_large(0) == 0 || page_large(16) == 0) {
+		skip("no 64 KiB folio faulted", "%s", ctx);
+		goto out;
+	}
+	madvise(pg(NB), 64 * PG, MADV_HUGEPAGE);
+	snap_take(&s);
+	if (!ok(!move(0, 32, NB + 64), "%s: mremap to page 664", ctx))
+		goto out;
+	expect_layout(ctx, "600-696", "600-664 664-696~", "600-664 664-696~");
+	expect_counters(ctx, &s,
+			"vmas_renumbered+1 pages_renumbered+32 vmas_transplanted+1 pages_transplanted+32",
+			"");
+	expect_data(ctx, NB, 64, NB_TAG);
+	expect_data(ctx, NB + 64, 32, 1);
+	expect_large(ctx, NB + 64, 32);
+	verified(ctx);
+out:
+	write_file(MTHP_DIR "enabled", old, strlen(old));
+	clear_window();
+}
+
+int main(int argc, char **argv)
+{
+	if (mode_init(argc, argv, "t_large", 300, &stock, &renumber_only,
+		      NULL, &vfd))
+		return 2;
+	nostats = stats_counter("merge_attempts") == -1;
+	if (nostats)
+		diag("no %s: counters not checked", DBG_STATS);
+	W = aligned_window(WIN_PAGES * PG);
+	if (!ok(W != NULL, "window"))
+		return tap_exit();
+
+	t_moved_next_to_other();
+	t_two_reversed();
+	t_straddling();
+	t_shared_with_child();
+	t_mthp();
+	return tap_exit();
+}
