@@ -383,10 +383,13 @@ mtorture_mthp() {
 		skip "multi-threaded torture with 64 KiB mTHP" "no $_m"
 		return
 	fi
+	_a=${_m%/enabled}/stats/anon_fault_alloc
 	_old=$(sed 's/.*\[\(.*\)\].*/\1/' "$_m")
+	_n0=$(cat "$_a" 2>/dev/null)
 	echo always >"$_m"
 	mtorture on 3
 	echo "$_old" >"$_m"
+	diag "mtorture_mthp: 64 KiB folios faulted: $(($(cat "$_a" 2>/dev/null || echo 0) - ${_n0:-0}))"
 }
 
 # ---- CLI ----

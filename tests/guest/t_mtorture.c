@@ -1283,8 +1283,9 @@ static int setup_area(unsigned long w, unsigned long n, unsigned long lp,
 	if (mmap(wpage(w), n * TPG, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != wpage(w))
 		return -1;
-	/* 4 KiB pages first (pieces of a THP are refused by the module),
-	 * then khugepaged and MADV_COLLAPSE may build THPs */
+	/* 4 KiB pages first (a large folio split across pieces is refused
+	 * by the module), then khugepaged, MADV_COLLAPSE and mTHP faults
+	 * may build large folios */
 	madvise(wpage(w), n * TPG, MADV_NOHUGEPAGE);
 	for (i = 0; i < n; i++) {
 		atomic_store(&C->addr[lp + i], (unsigned long)wpage(w + i));
