@@ -194,72 +194,10 @@ static const char *const path_names[NR_PATHS] = {
 
 static int gained[NR_PATHS], cases[NR_PATHS];
 
-/*
- * The window's VMAs, from VMAMERGE_IOC_VMAS (or /proc/self/maps without
- * the module): "s-e[~] ..." into @buf, and, if @avs, one letter per VMA
- * into it: '-' no anon_vma, else a letter that changes wherever a VMA's
- * anon_vma differs from its adjacent predecessor's.  Returns the number
- * of VMAs, -1 on error.
- */
-static int window_vmas(char *buf, size_t len, char *avs)
+/* The window's VMAs (window_layout(): "s-e[~] ..."); their number or -1 */
+static int window_vmas(char *buf, size_t len)
 {
-	struct vmamerge_vma v[64];
-	struct vmamerge_vmas q;
-	unsigned long s, e;
-	char line[256], av = 'a' - 1;
-	unsigned int i;
-	size_t n = 0;
-	int nr = 0;
-	FILE *f;
-
-	buf[0] = 0;
-	if (avs)
-		avs[0] = 0;
-	if (vfd >= 0) {
-		memset(&q, 0, sizeof(q));
-		q.size = sizeof(q);
-		q.target_kind = VMAMERGE_TARGET_SELF;
-		q.nr = 64;
-		q.addr = (unsigned long)W;
-		q.vmas_ptr = (unsigned long)v;
-		q.vma_size = sizeof(v[0]);
-		if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q))
-			return -1;
-		for (i = 0; i < q.nr && v[i].start < (unsigned long)pg(WIN_PAGES); i++) {
-			n += snprintf(buf + n, len - n, "%s%lu-%lu%s",
-				      n ? " " : "",
-				      (unsigned long)(v[i].start - (unsigned long)W) / PG,
-				      (unsigned long)(v[i].end - (unsigned long)W) / PG,
-				      v[i].pgoff == v[i].start / PG ? "" : "~");
-			if (avs) {
-				if (!(v[i].flags & VMAMERGE_VMA_ANON)) {
-					avs[nr] = '-';
-				} else {
-					if (!(v[i].flags & VMAMERGE_VMA_SAME_AV_PREV))
-						av++;
-					avs[nr] = av;
-				}
-				avs[nr + 1] = 0;
-			}
-			nr++;
-		}
-		return nr;
-	}
-	f = fopen("/proc/self/maps", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
-			continue;
-		if (e <= (unsigned long)W || s >= (unsigned long)pg(WIN_PAGES))
-			continue;
-		n += snprintf(buf + n, len - n, "%s%lu-%lu", n ? " " : "",
-			      (s - (unsigned long)W) / PG,
-			      (e - (unsigned long)W) / PG);
-		nr++;
-	}
-	fclose(f);
-	return nr;
+	return window_layout(vfd, W, WIN_PAGES, buf, len);
 }
 
 static int nr_ranges(const char *l)
@@ -276,7 +214,7 @@ static void expect_shape(const char *ctx, const char *want)
 {
 	char got[512];
 
-	window_vmas(got, sizeof(got), NULL);
+	window_vmas(got, sizeof(got));
 	if (!ok(!strcmp(got, want), "%s: layout %s", ctx, want))
 		diag("layout is %s", got);
 }
@@ -290,7 +228,7 @@ static void expect_layout(const char *ctx, int path, const char *merged,
 {
 	const char *want = tp_on() ? merged : stockl;
 	char got[512];
-	int n = window_vmas(got, sizeof(got), NULL);
+	int n = window_vmas(got, sizeof(got));
 
 	cases[path]++;
 	if (n >= 0 && n < nr_ranges(stockl))
@@ -299,16 +237,10 @@ static void expect_layout(const char *ctx, int path, const char *merged,
 		diag("layout is %s", got);
 }
 
-/* the anon_vma pattern of the window (see window_vmas()), module only */
+/* the anon_vma pattern of the window (window_avs()), module only */
 static void expect_avs(const char *ctx, const char *want)
 {
-	char got[512], avs[64];
-
-	if (vfd < 0)
-		return;
-	window_vmas(got, sizeof(got), avs);
-	if (!ok(!strcmp(avs, want), "%s: anon_vmas %s", ctx, want))
-		diag("anon_vmas are %s (layout %s)", avs, got);
+	expect_window_avs(ctx, vfd, W, WIN_PAGES, want);
 }
 
 /* smaps field @name (e.g. "Swap:") of the VMA at @p, in kB, or -1 */
@@ -1552,7 +1484,7 @@ static void t_migrating(const char *migrate)
 			bad = 2;
 			break;
 		}
-		window_vmas(got, sizeof(got), NULL);
+		window_vmas(got, sizeof(got));
 		d_mig = d_busy = d_tp = 0;
 		if (!nostats) {
 			d_mig = stats_counter("refused_migration") - s.v[C_R_MIGR];

@@ -515,23 +515,12 @@ static void dump_layout(int n)
 static void read_pgoffs(void)
 {
 	static struct vmamerge_vma v[256];
-	struct vmamerge_vmas q;
 	unsigned long w, lo = (unsigned long)T.base;
-	unsigned int i;
+	int i, n;
 
 	memset(nonlinear, 0, sizeof(nonlinear));
-	if (vfd < 0)
-		return;
-	memset(&q, 0, sizeof(q));
-	q.size = sizeof(q);
-	q.target_kind = VMAMERGE_TARGET_SELF;
-	q.nr = 256;
-	q.addr = lo;
-	q.vmas_ptr = (unsigned long)v;
-	q.vma_size = sizeof(v[0]);
-	if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q))
-		return;
-	for (i = 0; i < q.nr && v[i].start < lo + WIN * TPG; i++)
+	n = vm_self_vmas(vfd, lo, v, 256);
+	for (i = 0; i < n && v[i].start < lo + WIN * TPG; i++)
 		if (v[i].pgoff != v[i].start / TPG)
 			for (w = (v[i].start - lo) / TPG;
 			     w < WIN && w < (v[i].end - lo) / TPG; w++)

@@ -101,91 +101,20 @@ static void clear_window(void)
 	munmap(W, WIN_PAGES * PG);
 }
 
-/* The window's VMAs as "s-e[~] ..." in pages (see the header comment). */
-static void layout(char *buf, size_t len)
-{
-	struct vmamerge_vma v[64];
-	struct vmamerge_vmas q;
-	size_t n = 0;
-	unsigned int i;
-	FILE *f;
-	char line[256];
-	unsigned long s, e;
-
-	buf[0] = 0;
-	if (vfd >= 0) {
-		memset(&q, 0, sizeof(q));
-		q.size = sizeof(q);
-		q.target_kind = VMAMERGE_TARGET_SELF;
-		q.nr = 64;
-		q.addr = (unsigned long)W;
-		q.vmas_ptr = (unsigned long)v;
-		q.vma_size = sizeof(v[0]);
-		if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q) == 0) {
-			for (i = 0; i < q.nr && v[i].start < (unsigned long)pg(WIN_PAGES); i++)
-				n += snprintf(buf + n, len - n, "%s%lu-%lu%s",
-					      n ? " " : "",
-					      (unsigned long)(v[i].start - (unsigned long)W) / PG,
-					      (unsigned long)(v[i].end - (unsigned long)W) / PG,
-					      v[i].pgoff == v[i].start / PG ? "" : "~");
-			return;
-		}
-	}
-	f = fopen("/proc/self/maps", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
-			continue;
-		if (e <= (unsigned long)W || s >= (unsigned long)pg(WIN_PAGES))
-			continue;
-		n += snprintf(buf + n, len - n, "%s%lu-%lu", n ? " " : "",
-			      (s - (unsigned long)W) / PG,
-			      (e - (unsigned long)W) / PG);
-	}
-	fclose(f);
-}
-
-/* Compare ranges; the "~" marks only when the module tells pgoffs. */
-static int same_layout(const char *got, const char *want)
-{
-	char a[512], b[512];
-	char *p, *q;
-
-	if (vfd >= 0)
-		return !strcmp(got, want);
-	snprintf(a, sizeof(a), "%s", got);
-	snprintf(b, sizeof(b), "%s", want);
-	for (p = q = b; *p; p++)
-		if (*p != '~')
-			*q++ = *p;
-	*q = 0;
-	return !strcmp(a, b);
-}
-
-/* the layout expected with both features, renumber alone, neither */
 static void expect_layout3(const char *ctx, const char *both,
 			   const char *renumbered, const char *stocklayout)
 {
-	const char *want = stock ? stocklayout :
-			   renumber_only ? renumbered : both;
-	char got[512];
-
-	layout(got, sizeof(got));
-	if (!ok(same_layout(got, want), "%s: layout %s", ctx, want))
-		diag("layout is %s", got);
+	expect_window_layout(ctx, vfd, W, WIN_PAGES,
+			     stock ? stocklayout :
+			     renumber_only ? renumbered : both);
 }
 
 /* the same when transplanting changes nothing */
 static void expect_layout(const char *ctx, const char *renumbered,
 			  const char *stocklayout)
 {
-	const char *want = stock ? stocklayout : renumbered;
-	char got[512];
-
-	layout(got, sizeof(got));
-	if (!ok(same_layout(got, want), "%s: layout %s", ctx, want))
-		diag("layout is %s", got);
+	expect_window_layout(ctx, vfd, W, WIN_PAGES,
+			     stock ? stocklayout : renumbered);
 }
 
 /* pages [first, first+n) hold tags[0..n) (0: zero page) */
@@ -981,12 +910,9 @@ static void t_spacing(void)
 		}
 	snprintf(both, sizeof(both), "0-%lu", n);
 	if (stock || renumber_only) {
-		char got[512], *p = got;
-		int vmas = 0;
+		char got[512];
+		int vmas = window_layout(vfd, W, WIN_PAGES, got, sizeof(got));
 
-		layout(got, sizeof(got));
-		while ((p = strchr(p, '-')))
-			p++, vmas++;
 		ok(vmas == (int)n, "spacing: %lu VMAs without transplant (%d)", n, vmas);
 	} else {
 		expect_layout3("spacing", both, both, both);

@@ -236,17 +236,7 @@ static void test_zero_page(void)
 /* The pgoff the module reports for the VMA at @addr, or -1. */
 static long long pgoff_at(unsigned long addr)
 {
-	struct vmamerge_vma vma;
-	struct vmamerge_vmas q = {
-		.size = sizeof(q), .target_kind = VMAMERGE_TARGET_SELF,
-		.nr = 1, .addr = addr, .vmas_ptr = (uintptr_t)&vma,
-		.vma_size = sizeof(vma),
-	};
-
-	if (vm_ioctl(fd, VMAMERGE_IOC_VMAS, &q) || q.nr != 1 ||
-	    vma.start != addr)
-		return -1;
-	return (long long)vma.pgoff;
+	return vm_vma_pgoff(fd, addr);
 }
 
 static void test_mremap(void)

@@ -130,6 +130,13 @@ long stats_counter(const char *name);
 void stats_snap(const char *const *names, int n, long *v);
 
 /*
+ * VMAMERGE_IOC_VMAS on @vfd for the calling process: up to @nr VMAs from
+ * the one containing or following @addr into @v.  Returns how many, or
+ * -errno (@vfd < 0: -EBADF).
+ */
+int vm_self_vmas(int vfd, unsigned long addr, struct vmamerge_vma *v,
+		 unsigned int nr);
+/*
  * The page offset of the VMA that starts at @addr, by VMAMERGE_IOC_VMAS on
  * @vfd; -1 when it cannot be read (@vfd < 0: no module).
  */

@@ -521,21 +521,30 @@ unsigned long long pagemap_entry(const void *p)
 	return e;
 }
 
-long vm_vma_pgoff(int vfd, unsigned long addr)
+int vm_self_vmas(int vfd, unsigned long addr, struct vmamerge_vma *v,
+		 unsigned int nr)
 {
-	struct vmamerge_vma v;
 	struct vmamerge_vmas q;
+	int r;
 
 	if (vfd < 0)
-		return -1;
+		return -EBADF;
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);
 	q.target_kind = VMAMERGE_TARGET_SELF;
-	q.nr = 1;
+	q.nr = nr;
 	q.addr = addr;
-	q.vmas_ptr = (unsigned long)&v;
-	q.vma_size = sizeof(v);
-	if (vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q) || q.nr != 1 || v.start != addr)
+	q.vmas_ptr = (unsigned long)v;
+	q.vma_size = sizeof(*v);
+	r = vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q);
+	return r ? r : (int)q.nr;
+}
+
+long vm_vma_pgoff(int vfd, unsigned long addr)
+{
+	struct vmamerge_vma v;
+
+	if (vm_self_vmas(vfd, addr, &v, 1) != 1 || v.start != addr)
 		return -1;
 	return (long)v.pgoff;
 }
@@ -575,27 +584,15 @@ int window_avs(int vfd, const char *base, unsigned long npages,
 	       char *buf, size_t len)
 {
 	struct vmamerge_vma v[32];
-	struct vmamerge_vmas q;
 	unsigned long hi = (unsigned long)base + npages * 4096;
-	unsigned int i;
+	int i, n = vm_self_vmas(vfd, (unsigned long)base, v, 32);
 	size_t nr = 0;
 	char av = 'a' - 1;
-	int r;
 
 	buf[0] = 0;
-	if (vfd < 0)
-		return -EBADF;
-	memset(&q, 0, sizeof(q));
-	q.size = sizeof(q);
-	q.target_kind = VMAMERGE_TARGET_SELF;
-	q.nr = 32;
-	q.addr = (unsigned long)base;
-	q.vmas_ptr = (unsigned long)v;
-	q.vma_size = sizeof(v[0]);
-	r = vm_ioctl(vfd, VMAMERGE_IOC_VMAS, &q);
-	if (r)
-		return r;
-	for (i = 0; i < q.nr && v[i].start < hi && nr + 1 < len; i++) {
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && v[i].start < hi && nr + 1 < len; i++) {
 		if (!(v[i].flags & VMAMERGE_VMA_ANON)) {
 			buf[nr++] = '-';
 			continue;
