@@ -153,12 +153,18 @@ run_micro() {
 }
 
 run_bigmove() {
-	# largest first: the biggest region needs the least fragmented memory
+	# largest first: the biggest region needs the least fragmented memory;
+	# next to a larger neighbour (-n merge: every move rewrites the region)
+	# only up to the module's default rewrite budget, 128 MiB
 	for _s in $(echo $SIZES | tr ' ' '\n' | sort -rn); do
-		for _a in aligned unaligned; do
-			for _h in nothp thp; do
-				bigmove -s "$_s" -a "$_a" -H "$_h" -k "$MOVES" ||
-					say "bigmove -s $_s -a $_a -H $_h failed ($?)"
+		_ns=none
+		[ "$_s" -le 128 ] && _ns="none merge"
+		for _n in $_ns; do
+			for _a in aligned unaligned; do
+				for _h in nothp thp; do
+					bigmove -s "$_s" -a "$_a" -H "$_h" -n "$_n" -k "$MOVES" ||
+						say "bigmove -s $_s -a $_a -H $_h -n $_n failed ($?)"
+				done
 			done
 		done
 	done

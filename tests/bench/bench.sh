@@ -22,6 +22,9 @@
 #                       load of a shared host does not reach the figures);
 #                       "off": wall-clock time
 #   BENCH_SUITES        spacing,micro,bigmove,workload (all)
+#   BENCH_DEBUG=1       each build's debug twin as well (built by make check):
+#                       spacing only, stock and both, N = BENCH_DEBUG_N (500:
+#                       its O(#VMAs) checks cost ~40 ms per move at N = 2000)
 #   BENCH_GUEST_TIMEOUT seconds per guest (5400)
 #   BENCH_DOC           where the report goes (docs/benchmarks.md); "-": nowhere
 #   VMAMERGE_CACHE, VMAMERGE_SKIP_SETUP=1 (as for make check)
@@ -46,8 +49,13 @@ show_tail() { # FILE N
 series=() releases=()
 read_matrix() {
 	local s r v
-	while read -r s r _; do
+	while read -r s r v _; do
 		series+=("$s") releases+=("$r")
+		# BENCH_DEBUG=1: the build's debug twin too (the thesis anchor:
+		# DEBUG_VM_MAPLE_TREE, DEBUG_VM_RB), once make check has built it
+		if [[ ${BENCH_DEBUG:-0} == 1 ]]; then
+			series+=("$s-debug") releases+=("$(debug_release_of "$v")")
+		fi
 	done < <(builds_of full)
 	((${#series[@]})) || die "no full-tier build of module/builds.list selected (BENCH_KERNELS='${VMAMERGE_KERNELS:-}')"
 }
@@ -156,14 +164,29 @@ for i in "${!releases[@]}"; do
 	cp "$repo/userspace/vmamerge.static" "$stage/bin/vmamerge"
 	cp -a "$out/bin/." "$stage/tests/"
 	[[ -n $jemalloc && -d $wl/root ]] && cp -a "$wl/root/." "$stage/"
-	bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$initrd" "$stage"
+	# the debug twins have zram built in (tests/debug-kernel) and run
+	# spacing only: their O(#VMAs) checks are what they are there for
+	gmods=zram gappend=$append
+	if [[ $rel == *-vmamerge-debug ]]; then
+		gmods="" gappend=""
+		for w in $append; do
+			case $w in
+			BENCH_SUITES=* | BENCH_N=* | BENCH_CONFIGS=*) ;;
+			*) gappend+=" $w" ;;
+			esac
+		done
+		gappend+=" BENCH_SUITES=spacing BENCH_N=${BENCH_DEBUG_N:-500}"
+		gappend+=" BENCH_CONFIGS=stock,both"
+	fi
+	VMAMERGE_GUEST_MODULES=$gmods \
+		bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$initrd" "$stage"
 	rm -rf "$stage"
 	say "booting $rel: the benchmarks take a while under TCG (log: $log)"
 	t0=$(now)
 	set +e
 	# One vCPU: -icount needs single-threaded TCG, and the figures of
 	# docs/benchmarks.md were measured on one.
-	VMAMERGE_GUEST_APPEND="${append# }" VMAMERGE_STREAM_PREFIX="  ${series[$i]}| " \
+	VMAMERGE_GUEST_APPEND="${gappend# }" VMAMERGE_STREAM_PREFIX="  ${series[$i]}| " \
 		VMAMERGE_GUEST_CPUS=${VMAMERGE_GUEST_CPUS:-1} \
 		VMAMERGE_QEMU_EXTRA="${VMAMERGE_QEMU_EXTRA:-} $icount" \
 		bash "$repo/tests/qemu/run-guest.sh" "$rel" "$initrd" "$log" \

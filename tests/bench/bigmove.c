@@ -12,6 +12,12 @@
  *                 no PMD-level move possible, every PTE is moved
  *   -H thp        madvise(MADV_HUGEPAGE) before faulting
  *   -H nothp      madvise(MADV_NOHUGEPAGE)
+ *   -n none       nothing next to either place: nothing merges
+ *   -n merge      at each place, a faulted region of another mapping, 2 MiB
+ *                 larger, ends right where the moved region goes: with
+ *                 both features every move rewrites the moved region (the
+ *                 cheaper side: offsets and anon_vma) and merges it with
+ *                 that neighbour; the stock kernel moves it next to it
  * Output, one line per configuration: move_ns (its K moves), median,
  * ns_per_gib (median scaled to 1 GiB), AnonHugePages of the process after
  * faulting, global counter deltas over its moves.
@@ -44,53 +50,73 @@ static long anon_huge_kb(void)
 
 static void usage(void)
 {
-	die("usage: bigmove -s MIB [-a aligned|unaligned] [-H thp|nothp] [-k ROUNDS]");
+	die("usage: bigmove -s MIB [-a aligned|unaligned] [-H thp|nothp] [-n none|merge] [-k ROUNDS]");
+}
+
+/* @size bytes at @addr, mapped, THP advice @thp, every page written */
+static char *map_faulted(unsigned long addr, unsigned long size,
+			 const char *thp)
+{
+	unsigned long i;
+	char *p = mmap((void *)addr, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap %lu MiB: %s", size / MIB, strerror(errno));
+	madvise(p, size, strcmp(thp, "thp") ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+	for (i = 0; i < size; i += PAGE)
+		*(unsigned long *)(p + i) = i;
+	return p;
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long mib = 64, size, a, b, i, off;
-	const char *al = "aligned", *thp = "nothp";
+	const char *al = "aligned", *thp = "nothp", *next = "none";
 	int k = 3, opt, j, ci, nc, c;
 	uint64_t cb[VMAMERGE_NR_COUNTERS], ca[VMAMERGE_NR_COUNTERS];
 	uint64_t zero[VMAMERGE_NR_COUNTERS] = { 0 };
 	static uint64_t acc[BENCH_MAX_CFG][VMAMERGE_NR_COUNTERS];
 	uint64_t *t[BENCH_MAX_CFG], t0, fault_ns, med;
 	const char *cfg[BENCH_MAX_CFG];
-	unsigned long from, to;
+	unsigned long from, to, nb;
 	long huge, bad = 0;
-	char *p;
 
-	while ((opt = getopt(argc, argv, "s:a:H:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:a:H:n:k:")) != -1) {
 		switch (opt) {
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'a': al = optarg; break;
 		case 'H': thp = optarg; break;
+		case 'n': next = optarg; break;
 		case 'k': k = atoi(optarg); break;
 		default: usage();
 		}
 	}
 	if (!mib || k < 1 || (strcmp(al, "aligned") && strcmp(al, "unaligned")) ||
-	    (strcmp(thp, "thp") && strcmp(thp, "nothp")))
+	    (strcmp(thp, "thp") && strcmp(thp, "nothp")) ||
+	    (strcmp(next, "none") && strcmp(next, "merge")))
 		usage();
 	nc = bench_inproc_configs(cfg);
 	size = mib * MIB;
 	off = strcmp(al, "aligned") ? PAGE : 0;
 
-	/* two free places, each with room for the offset and a guard */
-	a = free_range(2 * size + 8 * PMD_SZ, PMD_SZ);
-	b = a + size + 4 * PMD_SZ;	/* still 2 MiB-aligned */
+	/*
+	 * two free places, each with room for the offset, a guard and, with
+	 * -n merge, the neighbour that ends there (2 MiB-aligned sizes)
+	 */
+	nb = strcmp(next, "merge") ? 0 : (size + PMD_SZ + PMD_SZ - 1) & ~(PMD_SZ - 1);
+	a = free_range(2 * (size + nb) + 8 * PMD_SZ, PMD_SZ) + nb;
+	b = a + size + 4 * PMD_SZ + nb;	/* still 2 MiB-aligned */
 	a += off;
-	p = mmap((void *)a, size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (p == MAP_FAILED)
-		die("mmap %lu MiB: %s", mib, strerror(errno));
-	madvise(p, size, strcmp(thp, "thp") ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
 	t0 = now_ns();
-	for (i = 0; i < size; i += PAGE)
-		*(unsigned long *)(p + i) = i;
+	map_faulted(a, size, thp);
 	fault_ns = now_ns() - t0;
 	huge = anon_huge_kb();
+	if (nb) {
+		map_faulted(a - nb, nb, thp);
+		map_faulted(b - nb, nb, thp);
+	}
 
 	for (ci = 0; ci < nc; ci++)
 		t[ci] = calloc(k, sizeof(uint64_t));
@@ -135,6 +161,7 @@ int main(int argc, char **argv)
 		j_u64("mib", mib);
 		j_str("align", al);
 		j_str("thp", thp);
+		j_str("next", next);
 		j_u64_array("move_ns", t[ci], k);
 		j_u64("median_ns", med);
 		j_dbl("ns_per_gib", (double)med * 1024 / mib);

@@ -126,6 +126,14 @@ def ascii_plot(series, width=64, height=14, xlabel="", ylabel=""):
     return out
 
 
+DEBUG_SUFFIX = "-vmamerge-debug"
+
+
+def series_of(kernel):
+    """6.12.117+deb12-amd64, 6.12.117-vmamerge-debug -> 6.12"""
+    return ".".join(kernel.split("-")[0].split("+")[0].split(".")[:2])
+
+
 class Report:
     def __init__(self, recs):
         self.recs = recs
@@ -133,6 +141,9 @@ class Report:
         for o in recs:
             if o.get("kernel") and o["kernel"] not in self.kernels:
                 self.kernels.append(o["kernel"])
+        # the builds users run, and the debug twins (BENCH_DEBUG=1)
+        self.prod = [k for k in self.kernels if not k.endswith(DEBUG_SUFFIX)]
+        self.debug = [k for k in self.kernels if k.endswith(DEBUG_SUFFIX)]
         self.out = []
 
     def p(self, s=""):
@@ -178,9 +189,11 @@ class Report:
                        if o["config"] == c and o["rep"] in b and b[o["rep"]]]
         return {op: rs for op, rs in out.items() if rs}
 
-    def bigmove_ratios(self, k, c):
-        """{(MiB, align, thp): [config ÷ stock per round]}"""
-        bl = self.sel(k, "bigmove")
+    def bigmove_ratios(self, k, c, nxt="none"):
+        """{(MiB, align, thp): [config ÷ stock per round]}, moves next to
+        @nxt ("none": nothing merges; "merge": a larger neighbour)"""
+        bl = [o for o in self.sel(k, "bigmove")
+              if o.get("next", "none") == nxt]
         out = {}
         for o in bl:
             out.setdefault((o["mib"], o["align"], o["thp"]), [])
@@ -217,7 +230,7 @@ class Report:
 
         for variant, what in (("diff", "different anon_vmas"),
                               ("same", "same anon_vma")):
-            for k in self.kernels:
+            for k in self.prod:
                 rs, after = self.spacing_ratios(k, variant, "both")
                 name = (f"spacing move phase ≤ 0.9× stock, ending with 1 "
                         f"VMA ({what})")
@@ -228,11 +241,12 @@ class Report:
                 self.p(f"| {name} | {k} | {spread(rs)}, VMAs after "
                        f"{', '.join(str(a) for a in after)} | "
                        f"{yes if ok else no} |")
-        for k in self.kernels:
+        for k in self.prod:
             br = self.bigmove_ratios(k, "both")
             nz = self.bigmove_ratios(k, "stock2")
             cnt = self.module_merges([o for o in self.sel(k, "bigmove")
-                                      if o["config"] == "both"])
+                                      if o["config"] == "both" and
+                                      o.get("next", "none") == "none"])
             if not br:
                 self.p(f"| large move, nothing to merge, ≤ 1.02× | {k} | "
                        "not run | – |")
@@ -250,12 +264,23 @@ class Report:
                        f"| {k} | worst of {len(keys)} shapes: {worst[1]} "
                        f"{worst[2]} {spread(br[worst])}{note} | "
                        f"{yes if m <= 1.02 else no} |")
+        for k in self.prod:
+            mr = self.bigmove_ratios(k, "both", "merge")
+            name = ("a move that must rewrite ≤ 2× a stock move of the same "
+                    "pages")
+            if not mr:
+                self.p(f"| {name} | {k} | not run | – |")
+                continue
+            for key in sorted(mr):
+                m = statistics.median(mr[key])
+                self.p(f"| {name} ({key[0]} MiB {key[1]} {key[2]}) | {k} | "
+                       f"{spread(mr[key])} | {yes if m <= 2 else no} |")
         for c, lim, name in (("loaded", 1.003,
                               "system calls not opted in within 0.3 % of stock"),
                              ("both", 1.02,
                               "system calls opted in that merge nothing "
                               "≤ 1.02×")):
-            for k in self.kernels:
+            for k in self.prod:
                 mr = self.micro_ratios(k, c)
                 if not mr:
                     self.p(f"| {name} | {k} | not run | – |")
@@ -285,14 +310,61 @@ class Report:
                                 f"±{dev * 100:.1f} %")
                 self.p(f"| {name} | {k} | {txt} | {yes if not over else no} |")
         self.p()
+        wins = ("what merging buys after the fact (fork, exit, smaps, "
+                "mlockall, slab); ")
+        anchor = ("" if self.debug else
+                  "spacing on the debug twins (the thesis anchor; "
+                  "`BENCH_DEBUG=1`); ")
+        rewrite = ("" if any(o.get("next") == "merge" for o in self.recs) else
+                   "a move that must renumber ≤ 2× the cost of a stock "
+                   "PTE-level move per 4 KiB page and O(PMDs) for PMD-mapped "
+                   "THPs (bigmove moves a region next to nothing, so nothing "
+                   "is rewritten); ")
         self.p("Not checked by `make bench` (no benchmark measures them yet): "
-               "a move that must renumber ≤ 2× the cost of a stock PTE-level "
-               "move per 4 KiB page and O(PMDs) for PMD-mapped THPs (bigmove "
-               "moves a region next to nothing, so nothing is rewritten); "
-               "spacing on the debug twins (the thesis anchor); what merging "
-               "buys after the fact (fork, exit, smaps, mlockall, slab); the "
+               f"{rewrite}{anchor}{'' if self.has_after() else wins}the "
                "per-function attribution under ftrace. See \"Not measured\" "
                "at the end.")
+        self.p()
+
+    def has_after(self):
+        """Did spacing measure what the end state costs (fork_ns ...)?"""
+        return any("fork_ns" in o for o in self.recs
+                   if o.get("bench") == "spacing")
+
+    # ---- the thesis anchor: spacing on the debug twins --------------------
+    def anchor(self):
+        if not self.debug:
+            return
+        self.p("## The thesis anchor: spacing on the debug twins")
+        self.p()
+        self.p("The thesis measured its patched kernel 2.1× faster than stock "
+               "at spacing, with 170–276 µs per stock one-page move; issue 13 "
+               "suspects an O(#VMAs) debug check (DEBUG_VM_MAPLE_TREE, "
+               "DEBUG_VM_RB) behind it. Each debug twin (`BENCH_DEBUG=1`) "
+               "against the production build of its series: stock "
+               "µs per move (median over repetitions) and `both` ÷ stock of "
+               "the same repetition, median [min–max].")
+        self.p()
+        self.p("| variant | kernel | N | stock µs per move | both ÷ stock | "
+               "VMAs after (stock → both) |")
+        self.p("|---|---|---:|---:|---:|---:|")
+        for variant in ("diff", "same"):
+            for k in self.prod + self.debug:
+                if not any(series_of(d) == series_of(k) for d in self.debug):
+                    continue
+                sp = [o for o in self.sel(k, "spacing", variant=variant)
+                      if not o.get("traced")]
+                st = [o for o in sp if o["config"] == "stock"]
+                bo = [o for o in sp if o["config"] == "both"]
+                if not st:
+                    continue
+                rs, _ = self.spacing_ratios(k, variant, "both")
+                self.p(f"| {variant} | {k} | {st[0]['n']} | "
+                       f"{med([o['ns_per_move'] for o in st]) / 1e3:.1f} | "
+                       f"{fmt_spread(rs) if rs else '–'} | "
+                       f"{med([o['vmas_after'] for o in st]):.0f} → "
+                       + (f"{med([o['vmas_after'] for o in bo]):.0f} |"
+                          if bo else "– |"))
         self.p()
 
     # ---- summary ---------------------------------------------------------
@@ -429,6 +501,39 @@ class Report:
                 self.p()
                 self.p(f"**{bad} pages read back wrong.**")
             self.p()
+            self.after_merge(vl)
+
+    def after_merge(self, vl):
+        """What the end state of one spacing variant costs afterwards."""
+        al = [o for o in vl if "fork_ns" in o]
+        if not al:
+            return
+        self.p("What the end state costs afterwards (same process, after the "
+               "move phase; µs: median over repetitions of each run's median "
+               "of 5; ratio: ÷ stock of the same repetition): fork() + the "
+               "child's exit + waitpid(), a read of /proc/self/smaps, "
+               "mlockall() + munlockall(); slab: growth of the memory map's "
+               "caches (" + (al[0].get("slab_caches") or "none found") +
+               ") since before the first mmap, a global count in a quiet "
+               "guest.")
+        self.p()
+        self.p("| config | VMAs after | fork+exit µs | smaps µs | mlockall µs "
+               "| slab KiB |")
+        self.p("|---|---:|---:|---:|---:|---:|")
+        stock = {o["rep"]: o for o in al if o["config"] == "stock"}
+        for c in self.configs(al):
+            cl = [o for o in al if o["config"] == c]
+            cells = []
+            for f in ("fork_ns", "smaps_ns", "mlock_ns"):
+                t = med([o[f] for o in cl]) / 1e3
+                rs = [o[f] / stock[o["rep"]][f] for o in cl
+                      if o["rep"] in stock and stock[o["rep"]][f]]
+                cells.append(f"{t:.0f}" + ("" if c == "stock" or not rs
+                                            else f" ({fmt_spread(rs)})"))
+            self.p(f"| {c} | {int(med([o['vmas_after'] for o in cl]))} | "
+                   + " | ".join(cells) +
+                   f" | {med([o['slab_kb'] for o in cl]):.0f} |")
+        self.p()
 
     # ---- micro -----------------------------------------------------------
     def micro(self, k):
@@ -492,24 +597,32 @@ class Report:
                "of the same round). Stock: ms per GiB moved (median); others: "
                "time ÷ stock, median over rounds [min–max]. THP: share of the "
                "region in huge pages after faulting. unaligned = source 4 KiB "
-               "off a 2 MiB boundary, destination on one.")
+               "off a 2 MiB boundary, destination on one. next to: `none` - "
+               "nothing at either place, nothing merges; `merge` - at each "
+               "place a faulted region of another mapping, 2 MiB larger, ends "
+               "where the moved one goes, so that with both features every "
+               "move rewrites the moved region (offsets and anon_vma: the "
+               "cheaper side) and merges it (up to 128 MiB, the default "
+               "rewrite budget).")
         self.p()
         cfgs = [c for c in self.configs(lines) if c != "stock"]
-        self.p("| MiB | align | THP | stock ms/GiB | " + " | ".join(
+        self.p("| MiB | next to | align | THP | stock ms/GiB | " + " | ".join(
             ("stock2 (noise)" if c == "stock2" else c) for c in cfgs) + " |")
-        self.p("|---:|---|---|---:|" + "---:|" * len(cfgs))
+        self.p("|---:|---|---|---|---:|" + "---:|" * len(cfgs))
+
+        def key_of(o):
+            return (o["mib"], o.get("next", "none"), o["align"], o["thp"])
         keys = []
         for o in lines:
-            key = (o["mib"], o["align"], o["thp"])
-            if key not in keys:
-                keys.append(key)
-        keys.sort(key=lambda x: (x[0], x[1], x[2]))
+            if key_of(o) not in keys:
+                keys.append(key_of(o))
+        keys.sort()
         for key in keys:
-            kl = [o for o in lines if (o["mib"], o["align"], o["thp"]) == key]
+            kl = [o for o in lines if key_of(o) == key]
             st = {o["rep"]: o["ns_per_gib"] for o in kl if o["config"] == "stock"}
             huge = med([100.0 * o["anon_huge_kb"] / (o["mib"] * 1024)
                         for o in kl if o.get("anon_huge_kb", -1) >= 0])
-            row = (f"| {key[0]} | {key[1]} | {key[2]} ({huge:.0f}%) | "
+            row = (f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} ({huge:.0f}%) | "
                    f"{med(list(st.values())) / 1e6:.2f} |")
             for c in cfgs:
                 rs = [o["ns_per_gib"] / st[o["rep"]] for o in kl
@@ -819,21 +932,17 @@ Knobs: `BENCH_KERNELS` (series, e.g. `6.12`), `BENCH_N` (spacing mappings,
 20000), `BENCH_REPS` (repetitions of spacing and workloads, 2),
 `BENCH_MICRO_ROUNDS` (4), `BENCH_BIGMOVE_ROUNDS` (1), `BENCH_SIZES` (MiB,
 `4,64,1024`), `BENCH_SUITES` (`spacing,micro,bigmove,workload`),
-`BENCH_ICOUNT`, `BENCH_GUEST_TIMEOUT`, `BENCH_DOC`. bench.sh records the
+`BENCH_ICOUNT`, `BENCH_GUEST_TIMEOUT`, `BENCH_DOC`, `BENCH_DEBUG=1` (each
+build's debug twin too, built by `make check`: spacing only, stock and
+both, N = `BENCH_DEBUG_N`, 500 - the thesis anchor; not in the targets). bench.sh records the
 settings it was given and each guest the parameters it applied; "Last
 run" lists both.
 """
 
 DEFERRED = """## Not measured (yet)
 
-- From issue 13's "Measure": the cost of a move that must renumber
-  (per 4 KiB page against a stock PTE-level move; PMD-mapped THPs) - no
-  benchmark moves a large region next to a VMA it merges with; spacing on
-  the debug twins (DEBUG_VM_MAPLE_TREE, DEBUG_VM_RB), to check the thesis
-  anchor; what merging buys after the fact (fork, exit, `/proc/PID/smaps`
-  read and `mlockall` time, slab memory of the merged against the unmerged
-  process); costs attributed by function (ftrace function profiler);
-  retries; khugepaged during the timed phases.
+- From issue 13's "Measure": {measure}costs attributed by function
+  (ftrace function profiler); retries; khugepaged during the timed phases.
 - jemalloc's own test suite (the thesis's §4.3.3) and a kernel build
   (kcbench, §4.3.5): the guest has no compiler toolchain beyond tcc and no
   make; the allocator figures come from our own driver linked with Debian's
@@ -955,6 +1064,7 @@ def main():
         r.p(f"- **error in {e.get('kernel')}: {e.get('msg')}**")
     r.p()
     r.targets()
+    r.anchor()
     r.summary()
     for k in r.kernels:
         r.p(f"## {k}")
@@ -976,7 +1086,21 @@ def main():
         r.p()
     r.plots(spacing=isinstance(made, str) or not any(
         name == "bench-spacing-vmas.png" for _, name in made))
-    r.p(DEFERRED.rstrip("\n"))
+    measure = []
+    if not any(o.get("next") == "merge" for o in recs):
+        measure.append("the cost of a move that must renumber (per 4 KiB "
+                       "page against a stock PTE-level move; PMD-mapped "
+                       "THPs)")
+    if not r.debug:
+        measure.append("spacing on the debug twins (DEBUG_VM_MAPLE_TREE, "
+                       "DEBUG_VM_RB), to check the thesis anchor")
+    if not r.has_after():
+        measure.append("what merging buys after the fact (fork, exit, "
+                       "`/proc/PID/smaps` read and `mlockall` time, slab "
+                       "memory of the merged against the unmerged process)")
+    deferred = DEFERRED.replace(
+        "{measure}", "".join(m + "; " for m in measure))
+    r.p(deferred.rstrip("\n"))
     text = "\n".join(r.out) + "\n"
     if a.out == "-":
         sys.stdout.write(text)

@@ -18,14 +18,131 @@
  * range), the process's counter deltas over the move phase. With -t S the
  * VMA count of the range is sampled S times during the move phase
  * (samples: moves done, VMAs; time then includes the sampling).
+ *
+ * Without -t, what the end state costs afterwards - the wins (or not) a
+ * user sees once the mappings are merged, or not: the median of
+ * AFTER_REPS runs each of fork() + the child's _exit() + waitpid()
+ * (fork_ns: copies every VMA, then tears it down), a read of the whole
+ * /proc/self/smaps (smaps_ns) and mlockall(MCL_CURRENT) + munlockall()
+ * (mlock_ns); and the slab objects that the process's memory map holds,
+ * from /proc/slabinfo (root), as the growth of vm_area_struct,
+ * anon_vma_chain, anon_vma and maple_node since before the first mmap -
+ * a global count, so the guest must be quiet (it is: nothing else runs),
+ * and a cache the kernel merged with another of its size has no line of
+ * its own (slab_kb counts the ones found, slab_caches names them).
  */
 #include "bench.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+
+#define AFTER_REPS	5
+
+/* the slab caches a memory map is made of */
+static const char *const map_caches[] = {
+	"vm_area_struct", "anon_vma_chain", "anon_vma", "maple_node",
+};
+#define NR_CACHES	(sizeof(map_caches) / sizeof(map_caches[0]))
+
+/*
+ * Active objects and object size of each of map_caches from /proc/slabinfo
+ * ("name active_objs num_objs objsize ..."); -1 where it has no line.
+ */
+static void read_slabs(long objs[NR_CACHES], long size[NR_CACHES])
+{
+	char line[512], name[64];
+	long a, n, sz;
+	unsigned int i;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	for (i = 0; i < NR_CACHES; i++)
+		objs[i] = size[i] = -1;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %ld %ld %ld", name, &a, &n, &sz) != 4)
+			continue;
+		for (i = 0; i < NR_CACHES; i++)
+			if (!strcmp(name, map_caches[i])) {
+				objs[i] = a;
+				size[i] = sz;
+			}
+	}
+	fclose(f);
+}
+
+static void fork_exit(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+}
+
+static void read_smaps(void)
+{
+	static char buf[1 << 16];
+	int fd = open("/proc/self/smaps", O_RDONLY);
+
+	if (fd < 0)
+		die("open smaps: %s", strerror(errno));
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+static void mlock_all(void)
+{
+	if (mlockall(MCL_CURRENT))
+		die("mlockall: %s", strerror(errno));
+	munlockall();
+}
+
+/* median ns of AFTER_REPS calls of @fn */
+static uint64_t time_median(void (*fn)(void))
+{
+	uint64_t t[AFTER_REPS], t0;
+	int i;
+
+	for (i = 0; i < AFTER_REPS; i++) {
+		t0 = now_ns();
+		fn();
+		t[i] = now_ns() - t0;
+	}
+	return median_u64(t, AFTER_REPS);
+}
+
+/* The costs of the end state (see the header comment), as JSON fields. */
+static void after_merge(const long objs0[NR_CACHES])
+{
+	long objs[NR_CACHES], size[NR_CACHES], kb = 0;
+	char names[256] = "";
+	size_t nl = 0;
+	unsigned int i;
+
+	j_u64("fork_ns", time_median(fork_exit));
+	j_u64("smaps_ns", time_median(read_smaps));
+	j_u64("mlock_ns", time_median(mlock_all));
+	read_slabs(objs, size);
+	for (i = 0; i < NR_CACHES; i++) {
+		if (objs[i] < 0 || objs0[i] < 0)
+			continue;
+		kb += (objs[i] - objs0[i]) * size[i] / 1024;
+		nl += snprintf(names + nl, sizeof(names) - nl, "%s%s",
+			       nl ? " " : "", map_caches[i]);
+	}
+	j_int("slab_kb", kb);
+	j_str("slab_caches", names);
+}
 
 static void usage(void)
 {
@@ -40,6 +157,7 @@ int main(int argc, char **argv)
 	uint64_t c0[VMAMERGE_NR_COUNTERS], c1[VMAMERGE_NR_COUNTERS];
 	uint64_t t0, t1, *s_moves = NULL, *s_vmas = NULL;
 	long before, after, total, bad = 0;
+	long objs0[NR_CACHES], size0[NR_CACHES];
 	unsigned long every = 0;
 
 	while ((opt = getopt(argc, argv, "n:m:t:")) != -1) {
@@ -57,6 +175,7 @@ int main(int argc, char **argv)
 
 	span = 2 * n * PAGE;
 	base = free_range(span, PMD_SZ);
+	read_slabs(objs0, size0);
 	if (diff) {
 		for (i = 0; i < n; i++) {
 			char *p = mmap((void *)(base + 2 * i * PAGE), PAGE,
@@ -137,6 +256,8 @@ int main(int argc, char **argv)
 		j_int("traced", 1);
 		j_u64_array("s_moves", s_moves, ns);
 		j_u64_array("s_vmas", s_vmas, ns);
+	} else {
+		after_merge(objs0);
 	}
 	j_end();
 	return bad ? 1 : 0;
