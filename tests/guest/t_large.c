@@ -24,9 +24,11 @@
  *     only the THP's last page - that page is mapped twice: refused_shared,
  *     the stock layout, the child reads its page; once the child is gone
  *     an mprotect() of the moved VMA and back merges it;
- *  5. "mthp moved misaligned" (only where /sys/.../hugepages-64kB exists):
- *     two 64 KiB folios moved 32 KiB off their alignment behind a larger
- *     VMA of another mapping: transplanted and renumbered whole.
+ *  5. "mthp N KiB moved aligned/misaligned", for every mTHP size below
+ *     2 MiB the kernel offers (6.12: 16 KiB to 1 MiB; none on 6.1): two
+ *     folios of that size, that size always on for the case, moved behind
+ *     a larger VMA of another mapping on a folio boundary and half a folio
+ *     off one: transplanted and renumbered whole.
  * Every step: the exact layout ("~": a page offset that is not linear),
  * every page byte-exact, the rmap verifier, the counters below (global,
  * debugfs: this test runs alone), and that the moved pages are still
@@ -53,7 +55,9 @@
 #define NB		600UL		/* the other mapping: pages 600-1199 */
 #define NB_PAGES	600UL
 #define NB_TAG		5000U
-#define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/"
+/* the mTHP cases' other mapping: after 2 MiB folios and their moves */
+#define MTHP_NB		2048UL
+#define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/"
 
 #ifndef MREMAP_FIXED
 #define MREMAP_FIXED	2
@@ -399,12 +403,17 @@ out:
 	clear_window();
 }
 
-/* 64 KiB mTHP always on for the case; its old setting into @old */
-static int mthp_on(char *old, size_t len)
+/*
+ * mTHP of @kb KiB always on for the case (the other sizes keep their
+ * setting: "never" unless the admin chose otherwise); its old setting
+ * into @old.  -1 if the kernel has no such size.
+ */
+static int mthp_on(unsigned int kb, char *old, size_t len)
 {
-	char *p;
+	char path[128], *p;
 
-	if (read_file(MTHP_DIR "enabled", old, len) < 0)
+	snprintf(path, sizeof(path), MTHP_DIR "hugepages-%ukB/enabled", kb);
+	if (read_file(path, old, len) < 0)
 		return -1;
 	/* "always inherit madvise [never]": keep the bracketed word */
 	p = strchr(old, '[');
@@ -412,43 +421,74 @@ static int mthp_on(char *old, size_t len)
 		return -1;
 	memmove(old, p + 1, strlen(p));
 	*strchr(old, ']') = 0;
-	return write_file(MTHP_DIR "enabled", "always", 6);
+	return write_file(path, "always", 6);
 }
 
-static void t_mthp(void)
+static void mthp_restore(unsigned int kb, const char *old)
 {
-	const char *ctx = "mthp moved misaligned";
-	char old[64];
+	char path[128];
+
+	snprintf(path, sizeof(path), MTHP_DIR "hugepages-%ukB/enabled", kb);
+	write_file(path, old, strlen(old));
+}
+
+/*
+ * Two @kb KiB folios, faulted one folio into the window (folio-aligned,
+ * never a whole aligned 2 MiB: no PMD THP), moved behind a larger VMA of
+ * another mapping (from page MTHP_NB) that ends on a folio boundary
+ * (@aligned) or half a folio (two pages for 16 KiB) off one: transplanted and renumbered whole, one VMA,
+ * still large folios.
+ */
+static void t_mthp(unsigned int kb, int aligned)
+{
+	const unsigned long fp = kb / 4, n = 2 * fp, nbs = MTHP_NB;
+	unsigned long nb = n + fp + (aligned ? 0 : fp / 2), to = nbs + nb;
+	char ctx[64], old[64], want[32], apart[48], counters[160];
 	struct snap s;
 
-	if (mthp_on(old, sizeof(old))) {
-		skip("no 64 KiB mTHP here", "%s", ctx);
+	snprintf(ctx, sizeof(ctx), "mthp %u KiB moved %s", kb,
+		 aligned ? "aligned" : "misaligned");
+	if (mthp_on(kb, old, sizeof(old))) {
+		skip("no such mTHP size here", "%s", ctx);
 		return;
 	}
-	/* 32 pages: two 64 KiB folios; the other mapping is larger */
-	if (map_huge(0, 32, 1) || page_map_fill(pg(NB), 64, NB_TAG)) {
+	if (page_map_fill(pg(fp), n, 1) || page_map_fill(pg(nbs), nb, NB_TAG)) {
 		ok(0, "%s: mmap", ctx);
 		goto out;
 	}
-	if (page_large(0) == 0 || page_large(16) == 0) {
-		skip("no 64 KiB folio faulted", "%s", ctx);
+	if (page_large(fp) == 0 || page_large(fp + n - 1) == 0) {
+		skip("no mTHP folio faulted", "%s", ctx);
 		goto out;
 	}
-	madvise(pg(NB), 64 * PG, MADV_HUGEPAGE);
 	snap_take(&s);
-	if (!ok(!move(0, 32, NB + 64), "%s: mremap to page 664", ctx))
+	if (!ok(!move(fp, n, to), "%s: mremap to page %lu", ctx, to))
 		goto out;
-	expect_layout(ctx, "600-696", "600-664 664-696~", "600-664 664-696~");
-	expect_counters(ctx, &s,
-			"vmas_renumbered+1 pages_renumbered+32 vmas_transplanted+1 pages_transplanted+32",
-			"");
-	expect_data(ctx, NB, 64, NB_TAG);
-	expect_data(ctx, NB + 64, 32, 1);
-	expect_large(ctx, NB + 64, 32);
+	snprintf(want, sizeof(want), "%lu-%lu", nbs, to + n);
+	snprintf(apart, sizeof(apart), "%lu-%lu %lu-%lu~", nbs, to, to,
+		 to + n);
+	expect_layout(ctx, want, apart, apart);
+	snprintf(counters, sizeof(counters),
+		 "vmas_renumbered+1 pages_renumbered+%lu vmas_transplanted+1 pages_transplanted+%lu",
+		 n, n);
+	expect_counters(ctx, &s, counters, "");
+	expect_data(ctx, nbs, nb, NB_TAG);
+	expect_data(ctx, to, n, 1);
+	expect_large(ctx, to, n);
 	verified(ctx);
 out:
-	write_file(MTHP_DIR "enabled", old, strlen(old));
+	mthp_restore(kb, old);
 	clear_window();
+}
+
+/* every mTHP size below PMD size, each moved aligned and misaligned */
+static void t_mthp_sizes(void)
+{
+	unsigned int kb;
+
+	for (kb = 16; kb < 2048; kb *= 2) {
+		t_mthp(kb, 1);
+		t_mthp(kb, 0);
+	}
 }
 
 int main(int argc, char **argv)
@@ -467,6 +507,6 @@ int main(int argc, char **argv)
 	t_two_reversed();
 	t_straddling();
 	t_shared_with_child();
-	t_mthp();
+	t_mthp_sizes();
 	return tap_exit();
 }
