@@ -481,9 +481,26 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  * The new index (old + @delta) and, with @to, the new anon_vma are written
  * once per folio (a large folio's pages take both from the head: index
  * from the folio, mapping from its first page), with the folio locked and
- * the root anon_vma(s) held for writing: no reader that relies on either
- * runs meanwhile.  A folio's mapping names its anon_vma with
- * PAGE_MAPPING_ANON set.
+ * the root anon_vma(s) held for writing.  A folio's mapping names its
+ * anon_vma with PAGE_MAPPING_ANON set.
+ *
+ * Who reads them, and what keeps each away from a half-done rewrite (both
+ * builds):
+ *  - folio->index: rmap walks (rmap_walk_anon() and so folio_referenced(),
+ *    try_to_unmap(), try_to_migrate(), page_idle, DAMON; vma_address() and
+ *    page_vma_mapped_walk() inside them) hold the anon_vma lock: excluded
+ *    by the root's rwsem.  folio_within_vma()/folio_within_range() (6.12:
+ *    madvise cold/pageout, mlock, mempolicy, on large folios) run under
+ *    this mm's mmap_lock or the VMA's lock: excluded by ours.  Split,
+ *    migration, KSM and swap-in (ksm_might_need_to_copy()) read and copy
+ *    it under the folio lock, which we hold.  dump_page() prints it.
+ *  - folio->mapping: folio_lock_anon_vma_read() and folio_get_anon_vma()
+ *    read it without any lock (reclaim's folio_referenced() on a folio it
+ *    did not lock, page_idle, DAMON): they may see the old anon_vma, which
+ *    is why an emptied one is put only after an RCU grace period
+ *    (transplant.c); every other reader holds the folio lock.  The
+ *    PAGE_MAPPING_ANON bit that folio_test_anon(), PageAnon() and
+ *    /proc/kpageflags read locklessly is set in the old and the new value.
  */
 void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
 			     struct anon_vma *to)

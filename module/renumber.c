@@ -21,6 +21,14 @@
  * of every tree.  All of them hang off the same root, whose rwsem the
  * caller holds for writing (what vma_adjust/vma_prepare do for a change
  * of vm_pgoff).
+ *
+ * vm_pgoff's readers: rmap walks (the interval trees, vma_address())
+ * under the anon_vma lock - excluded by the root's rwsem; page faults
+ * (linear_page_index()), /proc/PID/maps and smaps, GUP and every other
+ * user of this mm's VMAs under mmap_lock or, on 6.12, the per-VMA lock -
+ * excluded by mmap_lock held for writing and the VMA write-locked
+ * (vmamerge_rg_vma_start_write()).  No reader goes without one of them on
+ * these builds (6.12's maps files take mmap_lock).
  */
 static void vmamerge_vma_set_pgoff(struct vm_area_struct *vma, pgoff_t pgoff)
 {
