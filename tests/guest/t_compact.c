@@ -19,7 +19,8 @@
  * window, every page byte-exact, the rmap verifier, the out fields; the
  * walk's lock slices on a large N; a child that shares every page (all
  * refused, counted); different protections (not ours: they stay); errors;
- * and a thread reading and writing every page while the walk runs.
+ * a thread reading and writing every page while the walk runs; and the
+ * walk racing with fork, exit and munmap in other threads.
  */
 #include "tap.h"
 
@@ -262,6 +263,30 @@ static void t_protections(void)
 }
 
 /*
+ * The tests' threads run on stacks of their own in .bss: a stack glibc
+ * mmap()s may land in the window's free part, and glibc keeps the stacks
+ * of joined threads for reuse, so the munmap() of the whole window at the
+ * end of a case would pull one from under the next pthread_create().
+ */
+#define THREAD_STACK	(256 * 1024)
+static char thread_stacks[2][THREAD_STACK] __attribute__((aligned(4096)));
+
+static int start_thread(pthread_t *t, int slot, void *(*fn)(void *),
+			void *arg)
+{
+	pthread_attr_t a;
+	int r;
+
+	if (pthread_attr_init(&a))
+		return -1;
+	r = pthread_attr_setstack(&a, thread_stacks[slot], THREAD_STACK);
+	if (!r)
+		r = pthread_create(t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return r;
+}
+
+/*
  * A thread stamps every page, round after round, while the walk runs;
  * afterwards the last complete round's stamps must all be there (a write
  * lost to a page the walk replaced would show).
@@ -301,7 +326,7 @@ static void t_concurrent(void)
 	opt(VMAMERGE_ADVISE_ENABLE);
 	stop_worker = 0;
 	rounds_done = 0;
-	if (pthread_create(&t, NULL, worker, (void *)n)) {
+	if (start_thread(&t, 0, worker, (void *)n)) {
 		ok(0, "concurrent: thread");
 		return;
 	}
@@ -320,6 +345,92 @@ static void t_concurrent(void)
 	if (!ok(i == n, "concurrent: round %lu's stamps on every page", last))
 		diag("page %lu holds %lu", i, *stamp(i, last));
 	vm_verify_self_ok("concurrent");
+	munmap(W, WIN_PAGES * PG);
+}
+
+/*
+ * The walk racing with fork, exit and munmap: while it runs, one thread
+ * forks children that exit at once (each fork copies every VMA and makes
+ * the pages COW-shared and the anon_vmas a family until the child is
+ * gone: merges refused meanwhile) and another maps, writes and unmaps
+ * scratch pages elsewhere (the maple tree changes between the walk's
+ * lock slices).  Whatever merged: every page byte-exact and the verifier
+ * clean; once the racers stopped, a second walk ends with one VMA.
+ */
+static volatile int stop_racers;
+
+static void *forker(void *arg)
+{
+	unsigned long *forks = arg;
+	pid_t pid;
+
+	while (!stop_racers) {
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0) {
+			waitpid(pid, NULL, 0);
+			(*forks)++;
+		}
+	}
+	return NULL;
+}
+
+static void *unmapper(void *arg)
+{
+	unsigned long *maps = arg;
+	char *p;
+
+	while (!stop_racers) {
+		p = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		memset(p, 1, 4 * PG);
+		munmap(p + PG, PG);
+		munmap(p, 4 * PG);
+		(*maps)++;
+	}
+	return NULL;
+}
+
+static void t_racing(void)
+{
+	const unsigned long n = 1000;
+	unsigned long forks = 0, maps = 0;
+	struct vmamerge_compact c;
+	pthread_t tf, tu;
+	int r;
+
+	if (opt(VMAMERGE_ADVISE_DISABLE) || fragment(0, n)) {
+		ok(0, "racing: setup");
+		return;
+	}
+	opt(VMAMERGE_ADVISE_ENABLE);
+	stop_racers = 0;
+	if (start_thread(&tf, 0, forker, &forks) ||
+	    start_thread(&tu, 1, unmapper, &maps)) {
+		ok(0, "racing: threads");
+		return;
+	}
+	while (!forks || !maps)
+		usleep(1000);
+	r = compact(0, &c);
+	stop_racers = 1;
+	pthread_join(tf, NULL);
+	pthread_join(tu, NULL);
+	ok(!r, "racing: VMAMERGE_IOC_COMPACT while %lu forks and %lu munmaps ran (VMAs %llu -> %llu)",
+	   forks, maps, (unsigned long long)c.vmas_before,
+	   (unsigned long long)c.vmas_after);
+	expect_pages("racing", 0, n);
+	vm_verify_self_ok("racing");
+	r = compact(0, &c);
+	if (!ok(!r && window_vmas(n) == (stock ? (long)n : 1),
+		"racing: a second walk, alone: %ld VMA(s)",
+		stock ? (long)n : 1L))
+		diag("%ld VMAs (%s)", window_vmas(n), r ? errname(-r) : "0");
+	expect_pages("racing: after the second walk", 0, n);
+	vm_verify_self_ok("racing: after the second walk");
 	munmap(W, WIN_PAGES * PG);
 }
 
@@ -532,6 +643,7 @@ int main(int argc, char **argv)
 	t_shared();
 	t_protections();
 	t_concurrent();
+	t_racing();
 	t_slices();
 	t_auto();
 	opt(VMAMERGE_ADVISE_DISABLE);
