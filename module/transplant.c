@@ -6,19 +6,24 @@
  * merges them.  Which VMA joins which is decided at the merge decision
  * point (transplant_merge.c); this file does the moving.
  *
- * Only the simplest family shape is taken on, both sides unforked:
+ * Only the simplest family shape is taken on, both sides without ancestors:
  *  - the VMA's chain has one entry, for its own anon_vma, which is a root
- *    with no children (num_children == 1: its self-parent link) - so no
- *    other process has a VMA in its tree and no page of the VMA belongs
- *    to another anon_vma;
+ *    - so no page of the VMA belongs to another anon_vma.  The root may
+ *    have children (the process forked since it faulted): their VMAs sit
+ *    in its tree, the VMA leaves it as unlink_anon_vmas() leaves it when
+ *    such a VMA is unmapped (its chain entry out of the tree, the root's
+ *    num_active_vmas one less, the root itself kept for the children), and
+ *    every page that goes with the VMA is exclusive to it - a page still
+ *    COW-shared with a child is refused_shared - so no child's mapping
+ *    needed the root for it;
  *  - the neighbour's chain has one entry, for its own anon_vma, a root:
  *    after the transplant the VMA's chain equals the neighbour's, which
  *    is what VMAs sharing an anon_vma look like (vma_prepare() re-keys
  *    every entry under one root's lock);
  *  - every page passes the sharing check and belongs to the VMA's
  *    anon_vma (page_rewrite.c).
- * A forked family (either side) keeps the stock behaviour: refused with
- * VMAMERGE_R_FAMILY, decided from the family's shape alone, in O(1),
+ * A VMA with ancestors (either side) keeps the stock behaviour: refused
+ * with VMAMERGE_R_FAMILY, decided from the family's shape alone, in O(1),
  * before any page is looked at - the pages may all be exclusive by now
  * (the parent unmapped its copy or exited) or still COW-shared.  What is
  * counted is decided on the refusal path by vmamerge_family_refusal()
@@ -33,11 +38,6 @@
  *    the others, and dropping them would need the ancestors'
  *    num_children/num_active_vmas and references unwound exactly as
  *    unlink_anon_vmas() does, level by level;
- *  - a VMA whose anon_vma has children (num_children > 1) shares its tree
- *    with the children's VMAs, and their anon_vmas name it as parent: it
- *    stays when the VMA leaves, and its num_children, num_active_vmas and
- *    the references the children hold would have to stay exact for a
- *    tree that outlives the VMA it was made for;
  *  - an owner with ancestors would need the mover to get a chain entry
  *    for every anon_vma of the owner's chain (anon_vma_clone()), not the
  *    one entry moved here.
@@ -314,16 +314,14 @@ static bool vmamerge_unforked(struct vm_area_struct *vma)
 /*
  * vmamerge_transplant_allowed - may @mover's pages join the anon_vma of
  * @owner?  Both families must have the shape described at the top of this
- * file; otherwise VMAMERGE_R_FAMILY.  num_children is read without the
- * root's lock: fork() raises it only under our mmap_lock (held for
- * writing), and vmamerge_transplant_lock() rechecks it under the lock.
+ * file; otherwise VMAMERGE_R_FAMILY.  A chain changes only under our
+ * mmap_lock (held for writing); children of either root are allowed.
  */
 enum vmamerge_refusal
 vmamerge_transplant_allowed(struct vm_area_struct *mover,
 			    struct vm_area_struct *owner)
 {
-	if (!vmamerge_unforked(mover) || !vmamerge_unforked(owner) ||
-	    READ_ONCE(mover->anon_vma->num_children) != 1)
+	if (!vmamerge_unforked(mover) || !vmamerge_unforked(owner))
 		return VMAMERGE_R_FAMILY;
 	return VMAMERGE_R_NONE;
 }
@@ -397,9 +395,7 @@ enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 
 /*
  * Transplanting collects under both anon_vma locks, the second one by
- * trylock (a held one is a transient refusal).  The family shape is
- * rechecked under them (fork changes it only under our mmap_lock, but the
- * counts are the root lock's).
+ * trylock (a held one is a transient refusal).
  */
 static enum vmamerge_refusal
 vmamerge_transplant_lock(struct vmamerge_rewrite *rw)
@@ -410,11 +406,6 @@ vmamerge_transplant_lock(struct vmamerge_rewrite *rw)
 	if (!down_write_trylock(&to->rwsem)) {
 		anon_vma_unlock_write(from);
 		return VMAMERGE_R_BUSY;
-	}
-	if (from->num_children != 1) {
-		up_write(&to->rwsem);
-		anon_vma_unlock_write(from);
-		return VMAMERGE_R_FAMILY;
 	}
 	return VMAMERGE_R_NONE;
 }
@@ -431,7 +422,11 @@ static void vmamerge_transplant_unlock(struct vmamerge_rewrite *rw)
  * tree (the trees are keyed by it).  Both locked.  Returns whether
  * @from's tree is now empty, in which case its self-parent link is
  * dropped here as unlink_anon_vmas() does, and its reference must be put
- * by the caller.
+ * by the caller.  @from's tree is not empty while a child of @from has a
+ * VMA (a child VMA's chain holds every ancestor, so it sits in @from's
+ * tree too; a child whose VMAs are all gone no longer counts in
+ * num_children): then @from stays, its counts as unlink_anon_vmas()
+ * leaves them for an unmapped VMA.
  */
 static bool vmamerge_move_chain(struct vm_area_struct *vma,
 				struct anon_vma *from, struct anon_vma *to,

@@ -29,7 +29,10 @@
  * moves two pages it never wrote (still mapped by the parent) behind the
  * rest: refused_shared, and back; step 5 (the moved pages are exclusive:
  * refused_family) and step 6 (the walk over the inherited pages finds the
- * shared ones: refused_shared); the parent's copy is unchanged.
+ * shared ones: refused_shared); the parent's copy is unchanged.  And the
+ * parent's side: a parent that forked a child moves its own pages - written
+ * since (transplanted and renumbered: the VMA leaves its root as munmap
+ * would, the root stays for the child) or still COW-shared (refused_shared).
  *
  * Every step: the exact layout of the window (pages relative to a 2 MiB
  * aligned base, "~" a page offset that is not linear), the anon_vma
@@ -452,6 +455,62 @@ static void family(enum drop drop, int gens)
 	tap_fails += fails;
 }
 
+/*
+ * The parent's side of a fork: it maps two pages far away (tags 41-42),
+ * forks a child that keeps its copy, and - @written - writes them again
+ * (tags 51-52: exclusive, in its own anon_vma, a root that now has the
+ * child's anon_vma below it) or not (still COW-shared).  Then it maps
+ * eight fresh pages at 0-7 (after the fork: not the child's) and moves
+ * its two behind them, the cheaper side: written, they are transplanted
+ * and renumbered and merge (the root stays, for the child); COW-shared,
+ * refused_shared.  The child then reads its own copy, 41-42.
+ */
+static void parent_moves(int written)
+{
+	const char *merged = tp_on() && written ? "0-10" : "0-8 8-10~";
+	const char *want = !tp_on() ? "" : written ?
+		"vmas_renumbered+1 vmas_transplanted+1 merge_both+1" :
+		"refused_shared+1";
+	char ctx[64];
+	struct snap s;
+	int p[2], st = -1;
+	pid_t pid;
+
+	snprintf(ctx, sizeof(ctx), "parent moves %s pages",
+		 written ? "its written" : "COW-shared");
+	if (map_at(FAR, 2) || pipe(p)) {
+		ok(0, "%s: mmap, pipe", ctx);
+		return;
+	}
+	fill(FAR, 2, 41);
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		wait_parent(p[0]);
+		_exit(page_check(pg(FAR), 41, NULL) ||
+		      page_check(pg(FAR + 1), 42, NULL));
+	}
+	close(p[0]);
+	if (written)
+		fill(FAR, 2, 51);
+	if (!ok(pid > 0 && !map_at(0, NPAGES), "%s: fork, mmap", ctx))
+		goto out;
+	fill(0, NPAGES, TAG0);
+	snap_take(&s);
+	ok(!move(FAR, 2, NPAGES), "%s: mremap behind the fresh pages", ctx);
+	after_step(ctx, &s, merged, "0-8 8-10~", want,
+		   written ? "0:1,8 8:51,2" : "0:1,8 8:41,2");
+	expect_avs(ctx, tp_on() && written ? "a" : "ab", "ab");
+out:
+	close(p[1]);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && !WEXITSTATUS(st),
+	   "%s: the child read its copy (status %#x)", ctx, st);
+	verified(ctx);
+	munmap(W, WIN_PAGES * PG);
+}
+
 int main(int argc, char **argv)
 {
 	struct utsname u;
@@ -474,5 +533,7 @@ int main(int argc, char **argv)
 	family(DROP_MUNMAP, 2);
 	family(DROP_EXIT, 2);
 	family(DROP_NONE, 1);
+	parent_moves(1);
+	parent_moves(0);
 	return tap_exit();
 }
