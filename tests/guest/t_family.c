@@ -6,8 +6,8 @@
  * (munmap) or exits; the worker's VMA then has the parent's anon_vma as
  * its root and a chain of two entries, while every page is mapped by the
  * worker alone.  The module renumbers such a VMA (each page is proved
- * exclusive) but does not transplant into or out of a forked family, nor
- * give a never-faulted VMA a forked neighbour's anon_vma: those refusals
+ * exclusive) but does not transplant into or out of a VMA with ancestors,
+ * nor give a never-faulted VMA such a neighbour's anon_vma: those refusals
  * are refused_family, and refused_shared stays for pages that really are
  * mapped or referenced twice.  The worker, step by step:
  *  1. moves the first two pages behind the other six: renumbered, merged;
