@@ -53,6 +53,21 @@ static void usage(void)
 	die("usage: bigmove -s MIB [-a aligned|unaligned] [-H thp|nothp] [-n none|merge] [-k ROUNDS]");
 }
 
+/*
+ * A faulted neighbour of @nb bytes made at @at, somewhere free, and moved
+ * (place_neighbour()) to end right where the moved region goes: its page
+ * offset then continues nothing there.  Mapped in place instead, the
+ * stock mmap() would have merged it with the region next to it (an
+ * anonymous mapping's offset is its address).
+ */
+static void place_neighbour(unsigned long at, unsigned long nb,
+			    unsigned long end)
+{
+	if (mremap((void *)at, nb, nb, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)(end - nb)) == MAP_FAILED)
+		die("mremap of a neighbour: %s", strerror(errno));
+}
+
 /* @size bytes at @addr, mapped, THP advice @thp, every page written */
 static char *map_faulted(unsigned long addr, unsigned long size,
 			 const char *thp)
@@ -80,7 +95,7 @@ int main(int argc, char **argv)
 	static uint64_t acc[BENCH_MAX_CFG][VMAMERGE_NR_COUNTERS];
 	uint64_t *t[BENCH_MAX_CFG], t0, fault_ns, med;
 	const char *cfg[BENCH_MAX_CFG];
-	unsigned long from, to, nb;
+	unsigned long from, to, nb, na = 0, nbb = 0;
 	long huge, bad = 0;
 
 	while ((opt = getopt(argc, argv, "s:a:H:n:k:")) != -1) {
@@ -103,19 +118,30 @@ int main(int argc, char **argv)
 
 	/*
 	 * two free places, each with room for the offset, a guard and, with
-	 * -n merge, the neighbour that ends there (2 MiB-aligned sizes)
+	 * -n merge, the neighbour that ends there (2 MiB-aligned sizes),
+	 * made first elsewhere; the setup is the stock kernel's (a process
+	 * of the module's configurations is not opted in meanwhile)
 	 */
+	if (strncmp(cfg[0], "stock", 5))
+		bench_set_config("loaded");
 	nb = strcmp(next, "merge") ? 0 : (size + PMD_SZ + PMD_SZ - 1) & ~(PMD_SZ - 1);
+	if (nb) {
+		na = free_range(nb, PMD_SZ);
+		map_faulted(na, nb, thp);
+		nbb = free_range(nb, PMD_SZ);
+		map_faulted(nbb, nb, thp);
+	}
 	a = free_range(2 * (size + nb) + 8 * PMD_SZ, PMD_SZ) + nb;
 	b = a + size + 4 * PMD_SZ + nb;	/* still 2 MiB-aligned */
 	a += off;
+	huge = anon_huge_kb();	/* the neighbours' share, if any */
 	t0 = now_ns();
 	map_faulted(a, size, thp);
 	fault_ns = now_ns() - t0;
-	huge = anon_huge_kb();
+	huge = anon_huge_kb() - huge;
 	if (nb) {
-		map_faulted(a - nb, nb, thp);
-		map_faulted(b - nb, nb, thp);
+		place_neighbour(na, nb, a);
+		place_neighbour(nbb, nb, b);
 	}
 
 	for (ci = 0; ci < nc; ci++)
