@@ -13,11 +13,12 @@
  *   -H thp        madvise(MADV_HUGEPAGE) before faulting
  *   -H nothp      madvise(MADV_NOHUGEPAGE)
  *   -n none       nothing next to either place: nothing merges
- *   -n merge      at each place, a faulted region of another mapping, 2 MiB
- *                 larger, ends right where the moved region goes: with
- *                 both features every move rewrites the moved region (the
- *                 cheaper side: offsets and anon_vma) and merges it with
- *                 that neighbour; the stock kernel moves it next to it
+ *   -n merge      every timed move from a fresh setup: the region faulted
+ *                 anew, and a faulted region of another mapping, 2 MiB
+ *                 larger, ending right where the region goes; with both
+ *                 features the move rewrites the region (the cheaper
+ *                 side: offsets and anon_vma) and merges it with that
+ *                 neighbour; the stock kernel moves it next to it
  * Output, one line per configuration: move_ns (its K moves), median,
  * ns_per_gib (median scaled to 1 GiB), AnonHugePages of the process after
  * faulting, global counter deltas over its moves.
@@ -54,11 +55,11 @@ static void usage(void)
 }
 
 /*
- * A faulted neighbour of @nb bytes made at @at, somewhere free, and moved
- * (place_neighbour()) to end right where the moved region goes: its page
- * offset then continues nothing there.  Mapped in place instead, the
- * stock mmap() would have merged it with the region next to it (an
- * anonymous mapping's offset is its address).
+ * Move a faulted neighbour of @nb bytes, made at @at somewhere free, to
+ * end right at @end, where the moved region will go: its page offset
+ * then continues nothing there.  Mapped in place instead, the stock
+ * mmap() would merge it with whatever lies next to it (an anonymous
+ * mapping's offset is its address).
  */
 static void place_neighbour(unsigned long at, unsigned long nb,
 			    unsigned long end)
@@ -85,6 +86,74 @@ static char *map_faulted(unsigned long addr, unsigned long size,
 	return p;
 }
 
+/* a free range of @size bytes with @guard free bytes on either side */
+static unsigned long guarded_range(unsigned long size, unsigned long guard)
+{
+	return free_range(size + 2 * guard, PMD_SZ) + guard;
+}
+
+struct merge_run {
+	unsigned long size, off, nb;
+	const char *thp;
+	int module;		/* a process of the module's configurations */
+	long huge;		/* AnonHugePages of the region, first setup */
+	uint64_t fault_ns;	/* its faulting, first setup */
+	long bad;		/* sampled pages read back wrong */
+};
+
+/*
+ * -n merge: one timed move of the region, faulted afresh at a place of
+ * its own, to right behind a neighbour faulted elsewhere and moved there
+ * (place_neighbour()), in configuration @cfg; everything made, checked
+ * and unmapped around it with the stock behaviour.  Each move starts from
+ * the same state: a move that merged leaves the region in the
+ * neighbour's anon_vma with its offsets, which would let the next one
+ * merge without a rewrite.  The counters the move changed go to @acc.
+ */
+static uint64_t merge_move(struct merge_run *m, const char *cfg,
+			   uint64_t *acc)
+{
+	uint64_t cb[VMAMERGE_NR_COUNTERS], ca[VMAMERGE_NR_COUNTERS], t0, ns;
+	unsigned long na, src, dst, i;
+	long huge;
+	void *r;
+
+	if (m->module)
+		bench_set_config("loaded");
+	na = guarded_range(m->nb, PMD_SZ);
+	map_faulted(na, m->nb, m->thp);
+	src = guarded_range(m->size + PMD_SZ, PMD_SZ) + m->off;
+	huge = anon_huge_kb();
+	t0 = now_ns();
+	map_faulted(src, m->size, m->thp);
+	if (!m->fault_ns) {
+		m->fault_ns = now_ns() - t0;
+		m->huge = anon_huge_kb() - huge;
+	}
+	dst = guarded_range(m->nb + m->size, PMD_SZ) + m->nb;
+	place_neighbour(na, m->nb, dst);
+
+	bench_set_config(cfg);
+	bench_counters(1, cb);
+	t0 = now_ns();
+	r = mremap((void *)src, m->size, m->size, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)dst);
+	ns = now_ns() - t0;
+	if (r == MAP_FAILED)
+		die("mremap %lu MiB: %s", m->size / MIB, strerror(errno));
+	bench_counters(1, ca);
+	for (i = 0; i < VMAMERGE_NR_COUNTERS; i++)
+		acc[i] += ca[i] - cb[i];
+
+	if (m->module)
+		bench_set_config("loaded");
+	for (i = 0; i < m->size; i += 509 * PAGE)
+		if (*(unsigned long *)(dst + i) != i)
+			m->bad++;
+	munmap((void *)(dst - m->nb), m->nb + m->size);
+	return ns;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long mib = 64, size, a, b, i, off;
@@ -95,7 +164,8 @@ int main(int argc, char **argv)
 	static uint64_t acc[BENCH_MAX_CFG][VMAMERGE_NR_COUNTERS];
 	uint64_t *t[BENCH_MAX_CFG], t0, fault_ns, med;
 	const char *cfg[BENCH_MAX_CFG];
-	unsigned long from, to, nb, na = 0, nbb = 0;
+	unsigned long from, to;
+	struct merge_run m = { 0 };
 	long huge, bad = 0;
 
 	while ((opt = getopt(argc, argv, "s:a:H:n:k:")) != -1) {
@@ -116,36 +186,35 @@ int main(int argc, char **argv)
 	size = mib * MIB;
 	off = strcmp(al, "aligned") ? PAGE : 0;
 
-	/*
-	 * two free places, each with room for the offset, a guard and, with
-	 * -n merge, the neighbour that ends there (2 MiB-aligned sizes),
-	 * made first elsewhere; the setup is the stock kernel's (a process
-	 * of the module's configurations is not opted in meanwhile)
-	 */
-	if (strncmp(cfg[0], "stock", 5))
-		bench_set_config("loaded");
-	nb = strcmp(next, "merge") ? 0 : (size + PMD_SZ + PMD_SZ - 1) & ~(PMD_SZ - 1);
-	if (nb) {
-		na = free_range(nb, PMD_SZ);
-		map_faulted(na, nb, thp);
-		nbb = free_range(nb, PMD_SZ);
-		map_faulted(nbb, nb, thp);
+	for (ci = 0; ci < nc; ci++)
+		t[ci] = calloc(k, sizeof(uint64_t));
+	if (!strcmp(next, "merge")) {
+		/* the neighbour 2 MiB larger: the region is the cheaper side */
+		m.size = size;
+		m.off = off;
+		m.nb = (size + PMD_SZ + PMD_SZ - 1) & ~(PMD_SZ - 1);
+		m.thp = thp;
+		m.module = strncmp(cfg[0], "stock", 5) != 0;
+		for (j = 0; j < k; j++)
+			for (c = 0; c < nc; c++) {
+				ci = j & 1 ? nc - 1 - c : c;
+				t[ci][j] = merge_move(&m, cfg[ci], acc[ci]);
+			}
+		huge = m.huge;
+		fault_ns = m.fault_ns;
+		bad = m.bad;
+		goto report;
 	}
-	a = free_range(2 * (size + nb) + 8 * PMD_SZ, PMD_SZ) + nb;
-	b = a + size + 4 * PMD_SZ + nb;	/* still 2 MiB-aligned */
+
+	/* two free places, each with room for the offset and a guard */
+	a = free_range(2 * size + 8 * PMD_SZ, PMD_SZ);
+	b = a + size + 4 * PMD_SZ;	/* still 2 MiB-aligned */
 	a += off;
-	huge = anon_huge_kb();	/* the neighbours' share, if any */
 	t0 = now_ns();
 	map_faulted(a, size, thp);
 	fault_ns = now_ns() - t0;
-	huge = anon_huge_kb() - huge;
-	if (nb) {
-		place_neighbour(na, nb, a);
-		place_neighbour(nbb, nb, b);
-	}
+	huge = anon_huge_kb();
 
-	for (ci = 0; ci < nc; ci++)
-		t[ci] = calloc(k, sizeof(uint64_t));
 	from = a;
 	to = b;
 	/* one untimed move first: every timed move then starts from a
@@ -181,6 +250,7 @@ int main(int argc, char **argv)
 			bad++;
 	munmap((void *)from, size);
 
+report:
 	for (ci = 0; ci < nc; ci++) {
 		med = median_u64(t[ci], k);
 		j_begin_cfg("bigmove", cfg[ci]);
