@@ -65,9 +65,13 @@
  * the rewrite; it relies on "a mapped folio's anon_vma is not freed" and
  * rechecks only folio_mapped(), which stays true here.  After a grace
  * period every such reader has either taken a reference or the rwsem,
- * which anon_vma_free() waits for.  The emptied anon_vmas wait for that
- * grace period in batches (below: one grace period and one work item per
- * batch, not per anon_vma).
+ * which anon_vma_free() waits for.  An old anon_vma that is not empty -
+ * other VMAs of the process share it, or the children of a fork sit in
+ * its tree - is freed later by whoever unmaps the last of them, which may
+ * come before such a reader's grace period is over: so the transplant
+ * takes a reference of its own on it, put the same way.  These puts wait
+ * for the grace period in batches (below: one grace period and one work
+ * item per batch, not per anon_vma).
  */
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -80,7 +84,8 @@
 #include "page_rewrite.h"
 
 /*
- * Batched release of emptied anon_vmas.
+ * Batched release of old anon_vmas (emptied, or kept alive by our own
+ * reference: top of file).
  *
  * A batch is a page: an rcu_work and an array of anon_vma pointers.  The
  * array is the batch's own memory, not the anon_vmas': until the grace
@@ -91,7 +96,9 @@
  * ->rb_root, which must still read as the empty tree - so none of them
  * may be borrowed to link it into a list or to carry an rcu_head (the
  * anon_vma cache is SLAB_TYPESAFE_BY_RCU for such readers).  An emptied
- * anon_vma is untouched from the commit until put_anon_vma().
+ * anon_vma is untouched from the commit until put_anon_vma(); one that is
+ * not empty stays in use by its other VMAs, and only our reference is
+ * put.
  *
  * A transplant reserves a slot before it changes anything (*held*); the
  * reservation may allocate a batch (GFP_KERNEL: the caller holds only
@@ -101,7 +108,8 @@
  * anon_vma's tree is empty there is no way back, so the slot must be
  * there: the alternatives at that point - waiting for a grace period
  * (synchronize_rcu()) under mmap_lock, or an allocation that cannot fail
- * - are not taken.  A transplant that empties nothing gives its slot back.
+ * - are not taken.  Every transplant fills its slot: the old anon_vma's
+ * own reference if its tree emptied, else the one it took.
  *
  * One grace period per batch: the filling batch is handed to RCU
  * (queue_rcu_work()) when no slot of it is held and either no batch is in
@@ -242,7 +250,7 @@ static struct vmamerge_av_batch *vmamerge_av_reserve(void)
 	return b;
 }
 
-/* Give back a slot of @b, filled with @av (emptied) or not (NULL). */
+/* Give back a slot of @b, filled with @av (to put) or not (NULL). */
 static void vmamerge_av_unreserve(struct vmamerge_av_batch *b,
 				  struct anon_vma *av)
 {
@@ -475,7 +483,7 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 	bool emptied;
 
 	*pages = 0;
-	/* the slot for @from, in case it empties: refused here without one */
+	/* the slot for @from's put: refused here without one */
 	batch = vmamerge_av_reserve();
 	if (!batch)
 		return VMAMERGE_R_NOMEM;
@@ -492,12 +500,15 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 		return r;
 	}
 	emptied = vmamerge_move_chain(vma, from, to, pgoff);
+	/* not emptied: a reference to put after the grace period (top of file) */
+	if (!emptied)
+		get_anon_vma(from);
 	vmamerge_rewrite_commit(&rw, delta, to);
 	up_write(&to->rwsem);
 	anon_vma_unlock_write(from);	/* @vma's anon_vma is @to by now */
 	*pages = rw.nr_pages;
 	vmamerge_rewrite_free(&rw);
-	/* emptied: its reference is put after a grace period (top of file) */
-	vmamerge_av_unreserve(batch, emptied ? from : NULL);
+	/* its reference (emptied) or ours is put after a grace period */
+	vmamerge_av_unreserve(batch, from);
 	return VMAMERGE_R_NONE;
 }
