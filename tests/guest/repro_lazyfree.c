@@ -103,20 +103,6 @@ static const char *pmstr(const char *a, unsigned long n)
 	return buf;
 }
 
-static long vmstat(const char *key)
-{
-	static char buf[16384];
-	size_t kl = strlen(key);
-	char *l;
-
-	if (read_file("/proc/vmstat", buf, sizeof(buf)) <= 0)
-		return -1;
-	for (l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
-		if (!strncmp(l, key, kl) && l[kl] == ' ')
-			return strtol(l + kl + 1, NULL, 10);
-	return -1;
-}
-
 /* pages of [a, a+n) that read as all zeros, intact, or something else */
 struct verdict {
 	unsigned long zero, intact, other;
@@ -203,7 +189,7 @@ static int wait_child(pid_t pid)
 static long run_case(int c)
 {
 	unsigned int tag0 = 1 + c * 1000;
-	long lf0 = vmstat("pglazyfreed"), lf1;
+	long lf0 = vmstat_counter("pglazyfreed"), lf1;
 	struct verdict v;
 	int pfd[2], rc;
 	char *a;
@@ -247,7 +233,7 @@ static long run_case(int c)
 		}
 		close(pfd[1]);
 		rc = wait_child(pid);
-		lf1 = vmstat("pglazyfreed");
+		lf1 = vmstat_counter("pglazyfreed");
 		if (rc >= 253) {
 			ok(0, "%s: the child failed (exit %d: %s)", names[c], rc,
 			   rc == 253 ? "a page held other data" : "madvise failed");
@@ -267,7 +253,7 @@ static long run_case(int c)
 		ok(0, "%s: MADV_PAGEOUT: %s", names[c], strerror(errno));
 		return -1;
 	}
-	lf1 = vmstat("pglazyfreed");
+	lf1 = vmstat_counter("pglazyfreed");
 	diag("%s: after the parent's MADV_PAGEOUT: %s; pglazyfreed +%ld",
 	     names[c], pmstr(a, npages), lf1 - lf0);
 	check_pages(a, npages, tag0, &v);

@@ -151,29 +151,12 @@ static void expect_data(const char *ctx, unsigned long first, unsigned long n,
 		diag("page %lu differs at byte %lu", first + i, off);
 }
 
-/* A counter of /proc/vmstat, or -1 */
-static long vmstat(const char *name)
-{
-	char line[128];
-	size_t l = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, l) && line[l] == ' ')
-			v = atol(line + l + 1);
-	fclose(f);
-	return v;
-}
-
 /* thp_split_page when the case began (mark_splits()) */
 static long splits_before;
 
 static void mark_splits(void)
 {
-	splits_before = vmstat("thp_split_page");
+	splits_before = vmstat_counter("thp_split_page");
 }
 
 /*
@@ -189,7 +172,7 @@ static void mark_splits(void)
  */
 static void expect_large(const char *ctx, unsigned long first, unsigned long n)
 {
-	long splits = vmstat("thp_split_page") - splits_before;
+	long splits = vmstat_counter("thp_split_page") - splits_before;
 	unsigned long i;
 	int l = 1;
 
@@ -201,13 +184,13 @@ static void expect_large(const char *ctx, unsigned long first, unsigned long n)
 		skip(splits > 0 ? "the kernel split THPs meanwhile" :
 			"a debug kernel",
 		     "%s: page %lu not large; thp_split_page +%ld, pswpout %ld, pgmigrate_success %ld",
-		     ctx, first + i - 1, splits, vmstat("pswpout"),
-		     vmstat("pgmigrate_success"));
+		     ctx, first + i - 1, splits, vmstat_counter("pswpout"),
+		     vmstat_counter("pgmigrate_success"));
 	} else if (!ok(l == 1, "%s: pages %lu-%lu still large folios", ctx,
 		       first, first + n - 1)) {
 		diag("page %lu is not; thp_split_page +%ld, pswpout %ld, pgmigrate_success %ld",
-		     first + i - 1, splits, vmstat("pswpout"),
-		     vmstat("pgmigrate_success"));
+		     first + i - 1, splits, vmstat_counter("pswpout"),
+		     vmstat_counter("pgmigrate_success"));
 	}
 }
 
@@ -456,12 +439,19 @@ out:
  * setting: "never" unless the admin chose otherwise); its old setting
  * into @old.  -1 if the kernel has no such size.
  */
-static int mthp_on(unsigned int kb, char *old, size_t len)
+static const char *mthp_enabled(unsigned int kb)
 {
-	char path[128], *p;
+	static char path[128];
 
 	snprintf(path, sizeof(path), MTHP_DIR "hugepages-%ukB/enabled", kb);
-	if (read_file(path, old, len) < 0)
+	return path;
+}
+
+static int mthp_on(unsigned int kb, char *old, size_t len)
+{
+	char *p;
+
+	if (read_file(mthp_enabled(kb), old, len) < 0)
 		return -1;
 	/* "always inherit madvise [never]": keep the bracketed word */
 	p = strchr(old, '[');
@@ -469,15 +459,12 @@ static int mthp_on(unsigned int kb, char *old, size_t len)
 		return -1;
 	memmove(old, p + 1, strlen(p));
 	*strchr(old, ']') = 0;
-	return write_file(path, "always", 6);
+	return write_file(mthp_enabled(kb), "always", 6);
 }
 
 static void mthp_restore(unsigned int kb, const char *old)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), MTHP_DIR "hugepages-%ukB/enabled", kb);
-	write_file(path, old, strlen(old));
+	write_file(mthp_enabled(kb), old, strlen(old));
 }
 
 /*

@@ -124,8 +124,15 @@ char *aligned_window(unsigned long len);
 int vmas_in(const void *lo, const void *hi);
 /* /proc/self/pagemap's 64-bit entry for the page at @p (0 if unreadable) */
 unsigned long long pagemap_entry(const void *p);
-/* A counter from debugfs stats; -1: stats unreadable, -2: no such name */
+/*
+ * The value on the line "@name VALUE" of a counter file (debugfs stats,
+ * /proc/vmstat); -1: the file unreadable, -2: no such name.
+ */
+long file_counter(const char *path, const char *name);
+/* A counter from debugfs stats (file_counter()) */
 long stats_counter(const char *name);
+/* A counter from /proc/vmstat (file_counter()) */
+long vmstat_counter(const char *name);
 /* stats_counter() of each of @n @names into @v */
 void stats_snap(const char *const *names, int n, long *v);
 

@@ -679,17 +679,27 @@ int expect_counter_deltas(const char *ctx, const char *const *names, int n,
 	return 0;
 }
 
-long stats_counter(const char *name)
+long file_counter(const char *path, const char *name)
 {
-	char buf[8192], *p;
+	char buf[16384], *p;
 	size_t l = strlen(name);
 
-	if (read_file(DBG_STATS, buf, sizeof(buf)) < 0)
+	if (read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (!strncmp(p, name, l) && p[l] == ' ')
 			return atol(p + l + 1);
 	return -2;
+}
+
+long stats_counter(const char *name)
+{
+	return file_counter(DBG_STATS, name);
+}
+
+long vmstat_counter(const char *name)
+{
+	return file_counter("/proc/vmstat", name);
 }
 
 void stats_snap(const char *const *names, int n, long *v)
