@@ -9,6 +9,7 @@
 #ifndef _VMAMERGE_KERNEL_INTERNAL_H
 #define _VMAMERGE_KERNEL_INTERNAL_H
 
+struct kmem_cache;
 struct klp_patch;
 struct mm_struct;
 struct pid;
@@ -18,6 +19,8 @@ struct task_struct;
 struct mm_struct *mm_access(struct task_struct *task, unsigned int mode);
 /* kernel/pid.c: the pid behind a pidfd; -EBADF when @fd is none. */
 struct pid *pidfd_get_pid(unsigned int fd, unsigned int *flags);
+/* mm/rmap.c: the cache of anon_vma_chain entries (transplant.c). */
+extern struct kmem_cache *anon_vma_chain_cachep;
 /* kernel/livepatch/transition.c: the patch in transition, or NULL. */
 extern struct klp_patch *klp_transition_patch;
 

@@ -192,7 +192,7 @@ static enum vmamerge_refusal vmamerge_mv_rewrite(struct vmamerge_move *mv,
 	vmamerge_rg_vma_start_write(vma);
 	if (rehome && faulted) {
 		/* one pass: offset, anon_vma, and every folio's both */
-		r = vmamerge_transplant_vma(vma, av, pgoff, &pages);
+		r = vmamerge_transplant_vma(vma, owner, pgoff, &pages);
 	} else {
 		if (pgoff != old)
 			r = vmamerge_renumber_vma(vma, pgoff, &pages);

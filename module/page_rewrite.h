@@ -205,7 +205,7 @@ enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
 /* ---- transplanting (transplant.c) ---- */
 
 enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
-					      struct anon_vma *to,
+					      struct vm_area_struct *owner,
 					      pgoff_t pgoff,
 					      unsigned long *pages);
 enum vmamerge_refusal

@@ -6,68 +6,62 @@
  * merges them.  Which VMA joins which is decided at the merge decision
  * point (transplant_merge.c); this file does the moving.
  *
- * Only the simplest family shape is taken on, both sides without ancestors:
- *  - the VMA's chain has one entry, for its own anon_vma, which is a root
- *    - so no page of the VMA belongs to another anon_vma.  The root may
- *    have children (the process forked since it faulted): their VMAs sit
- *    in its tree, the VMA leaves it as unlink_anon_vmas() leaves it when
- *    such a VMA is unmapped (its chain entry out of the tree, the root's
- *    num_active_vmas one less, the root itself kept for the children), and
- *    every page that goes with the VMA is exclusive to it - a page still
- *    COW-shared with a child is refused_shared - so no child's mapping
- *    needed the root for it;
- *  - the neighbour's chain has one entry, for its own anon_vma, a root:
- *    after the transplant the VMA's chain equals the neighbour's, which
- *    is what VMAs sharing an anon_vma look like (vma_prepare() re-keys
- *    every entry under one root's lock);
- *  - every page passes the sharing check and belongs to the VMA's
- *    anon_vma (page_rewrite.c).
- * A VMA with ancestors (either side) keeps the stock behaviour: refused
- * with VMAMERGE_R_FAMILY, decided from the family's shape alone, in O(1),
- * before any page is looked at - the pages may all be exclusive by now
- * (the parent unmapped its copy or exited) or still COW-shared.  What is
- * counted is decided on the refusal path by vmamerge_family_refusal()
- * below: refused_shared if a page that would move is mapped or referenced
- * twice (as everywhere: sharing.c, page_rewrite.c), refused_family if
- * every one is exclusive.  What a forked family would need, and why none
- * of it is done:
- *  - a VMA with ancestors (chain of several entries, anon_vma not a root)
- *    has pages whose anon_vma is an ancestor's (faulted before the fork,
- *    never written since), and one chain entry per ancestor, each keeping
- *    it findable from that ancestor's tree; moving one entry would strand
- *    the others, and dropping them would need the ancestors'
- *    num_children/num_active_vmas and references unwound exactly as
- *    unlink_anon_vmas() does, level by level;
- *  - an owner with ancestors would need the mover to get a chain entry
- *    for every anon_vma of the owner's chain (anon_vma_clone()), not the
- *    one entry moved here.
- * None of it is impossible; each is a structure the kernel builds only in
- * fork() and unwinds only in unlink_anon_vmas(), and the verifier would
- * first have to check such multi-level families (issue 14).  Renumbering
- * needs none of it (renumber.c re-keys every chain entry; each page is
- * proved exclusive), so a forked VMA is renumbered where a move needs
- * only that.
+ * Any family shape is taken on (issue 14), as long as each chain is at
+ * most VMAMERGE_CHAIN_MAX entries long (else refused_family):
+ *  - a VMA that comes from a fork (a worker whose parent mapped and
+ *    faulted the memory) has a chain entry per ancestor, each keeping it
+ *    findable from that ancestor's tree, and pages whose anon_vma is an
+ *    ancestor's (faulted before the fork, never written since).  It
+ *    leaves every tree of its chain that the owner's chain does not name,
+ *    each as unlink_anon_vmas() leaves it for an unmapped VMA: the entry
+ *    out of the tree, and a tree left empty drops its parent's
+ *    num_children and (after a grace period) its reference.  Its entries
+ *    for anon_vmas the owner's chain names too (siblings below one
+ *    parent share the ancestors) stay, re-keyed;
+ *  - an anon_vma with children (the process forked since it faulted):
+ *    their VMAs sit in its tree, so it is not emptied, only left;
+ *  - the new chain is one entry for each anon_vma of the owner's chain,
+ *    in its order: what anon_vma_clone() gives a VMA that takes over an
+ *    anon_vma, so both merge partners carry the same chain whichever
+ *    survives the merge, and every page keeps an anon_vma its VMA's
+ *    chain names (the owner's own, where every moved page goes);
+ *  - num_active_vmas moves from the old anon_vma to the owner's; no other
+ *    count changes (every tree of the owner's chain holds the owner, so
+ *    none becomes non-empty);
+ *  - every page that changes anon_vma must be exclusive to the VMA
+ *    (sharing.c: mapped once, its swap slot referenced by this PTE alone,
+ *    not KSM, not pinned) - a page still COW-shared with a relative is
+ *    refused_shared - and belong to the VMA's family (page_rewrite.c).
+ * Chain entries come from the kernel's own anon_vma_chain cache; the ones
+ * the new chain needs beyond the VMA's old entries are allocated before
+ * any lock is taken, the ones left over freed after the commit.
+ * vmamerge_family_refusal() below decides what a refusal for a too long
+ * chain counts: refused_shared if a page would have stopped the rewrite
+ * anyway, else refused_family.
  *
  * Locks: mmap_lock (write) and the VMA's write lock (caller), the VMA's
- * anon_vma rwsem (write), then the neighbour's root rwsem by trylock only:
- * the kernel never holds two roots but in mm_take_all_locks(), which
- * takes them in its own order.  Under both, the walker collects the
- * folios (locked), the chain entry moves from one interval tree to the
- * other, vma->anon_vma and the active-VMA counts change, and every folio's
- * mapping is rewritten.  Nothing can look at a half-done state: rmap walks
+ * root anon_vma rwsem (write), then the owner's root rwsem by trylock
+ * only (one lock when both share a root): the kernel never holds two
+ * roots but in mm_take_all_locks(), which takes them in its own order.
+ * Every anon_vma of a chain has that chain's root.  Under both, the
+ * walker collects the folios (locked), the chain entries leave and join
+ * the interval trees, vma->anon_vma and the counts change, and every
+ * folio's mapping is rewritten.  Nothing can look at a half-done state: rmap walks
  * of either tree wait for the rwsems, everything else that reads a
  * folio's anon_vma holds its folio lock or our mmap_lock.
  *
- * The old anon_vma: when its tree is now empty it is released as
- * unlink_anon_vmas() would (its self-parent link, then its reference) -
- * but only after an RCU grace period.  A lockless rmap walker
+ * The old anon_vmas (every one of the VMA's old chain: a page may have
+ * pointed at any of them): one whose tree is now empty is released as
+ * unlink_anon_vmas() would (its parent's num_children, then its
+ * reference) - but only after an RCU grace period.  A lockless rmap walker
  * (folio_lock_anon_vma_read()) may have read the old mapping just before
  * the rewrite; it relies on "a mapped folio's anon_vma is not freed" and
  * rechecks only folio_mapped(), which stays true here.  After a grace
  * period every such reader has either taken a reference or the rwsem,
  * which anon_vma_free() waits for.  An old anon_vma that is not empty -
- * other VMAs of the process share it, or the children of a fork sit in
- * its tree - is freed later by whoever unmaps the last of them, which may
+ * other VMAs of the process share it, the children of a fork sit in its
+ * tree, or the VMA is still in it (an ancestor the owner shares) - is
+ * freed later by whoever unmaps the last of them, which may
  * come before such a reader's grace period is over: so the transplant
  * takes a reference of its own on it, put the same way.  These puts wait
  * for the grace period in batches (below: one grace period and one work
@@ -81,6 +75,7 @@
 #include <linux/workqueue.h>
 
 #include "vmamerge.h"
+#include "kernel_internal.h"
 #include "page_rewrite.h"
 
 /*
@@ -308,35 +303,66 @@ void vmamerge_transplant_exit(void)
 	vmamerge_av_spare = NULL;
 }
 
-/* A chain of one entry, for the VMA's own anon_vma, a root. */
-static bool vmamerge_unforked(struct vm_area_struct *vma)
-{
-	struct anon_vma *av = vma->anon_vma;
+/*
+ * The longest anon_vma chain a transplant takes on, on either side: one
+ * entry per generation of forks the memory went through.  A longer one
+ * is refused_family (fixed arrays on the stack, no allocation to track
+ * the levels).
+ */
+#define VMAMERGE_CHAIN_MAX	8
 
-	return av && av->root == av &&
-	       list_is_singular(&vma->anon_vma_chain) &&
-	       list_first_entry(&vma->anon_vma_chain, struct anon_vma_chain,
-				same_vma)->anon_vma == av;
+/* Entries of @vma's chain, counted up to VMAMERGE_CHAIN_MAX + 1. */
+static unsigned int vmamerge_chain_len(struct vm_area_struct *vma)
+{
+	struct anon_vma_chain *avc;
+	unsigned int n = 0;
+
+	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma)
+		if (++n > VMAMERGE_CHAIN_MAX)
+			break;
+	return n;
+}
+
+/* Has @vma's chain an entry for @av? */
+static bool vmamerge_chain_has(struct vm_area_struct *vma, struct anon_vma *av)
+{
+	struct anon_vma_chain *avc;
+
+	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma)
+		if (avc->anon_vma == av)
+			return true;
+	return false;
 }
 
 /*
  * vmamerge_transplant_allowed - may @mover's pages join the anon_vma of
- * @owner?  Both families must have the shape described at the top of this
- * file; otherwise VMAMERGE_R_FAMILY.  A chain changes only under our
- * mmap_lock (held for writing); children of either root are allowed.
+ * @owner?  Any family shape whose chains are at most VMAMERGE_CHAIN_MAX
+ * entries long (else VMAMERGE_R_FAMILY); the pages decide the rest.  A
+ * chain changes only under our mmap_lock (held for writing).
  */
 enum vmamerge_refusal
 vmamerge_transplant_allowed(struct vm_area_struct *mover,
 			    struct vm_area_struct *owner)
 {
-	if (!vmamerge_unforked(mover) || !vmamerge_unforked(owner))
+	if (!mover->anon_vma || !owner->anon_vma)
+		return VMAMERGE_R_SPECIAL;
+	if (vmamerge_chain_len(mover) > VMAMERGE_CHAIN_MAX ||
+	    vmamerge_chain_len(owner) > VMAMERGE_CHAIN_MAX)
 		return VMAMERGE_R_FAMILY;
 	return VMAMERGE_R_NONE;
 }
 
+/*
+ * Adoption links a chain entry for each of the owner's anon_vmas
+ * (anon_vma_clone()), as the stock kernel does for a VMA that expands
+ * over a faulted one: any family shape.  The stock merge refuses a
+ * never-faulted VMA next to a forked one only to keep anon_vma trees
+ * short (is_mergeable_anon_vma()'s list_is_singular()), not for
+ * correctness; an opted-in process asked for the merge.
+ */
 enum vmamerge_refusal vmamerge_adopt_allowed(struct vm_area_struct *owner)
 {
-	return vmamerge_unforked(owner) ? VMAMERGE_R_NONE : VMAMERGE_R_FAMILY;
+	return owner->anon_vma ? VMAMERGE_R_NONE : VMAMERGE_R_SPECIAL;
 }
 
 /*
@@ -388,11 +414,14 @@ enum vmamerge_refusal vmamerge_family_refusal(struct vm_area_struct *vma)
 enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 					      struct vm_area_struct *owner)
 {
+	enum vmamerge_refusal r;
+
 	/* callers offer only never-faulted VMAs; anything else is not ours */
 	if (vma->anon_vma)
 		return VMAMERGE_R_SPECIAL;
-	if (vmamerge_adopt_allowed(owner))
-		return VMAMERGE_R_FAMILY;
+	r = vmamerge_adopt_allowed(owner);
+	if (r)
+		return r;
 	vmamerge_rg_vma_start_write(vma);
 	vma->anon_vma = owner->anon_vma;
 	/* on failure, anon_vma_clone() resets vma->anon_vma and the chain */
@@ -402,8 +431,10 @@ enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 }
 
 /*
- * Transplanting collects under both anon_vma locks, the second one by
- * trylock (a held one is a transient refusal).
+ * Transplanting collects under both roots' locks, the second one by
+ * trylock (a held one is a transient refusal).  Two anon_vmas of one
+ * family (a worker's VMAs that inherited one parent VMA) share a root:
+ * one lock then.
  */
 static enum vmamerge_refusal
 vmamerge_transplant_lock(struct vmamerge_rewrite *rw)
@@ -411,84 +442,227 @@ vmamerge_transplant_lock(struct vmamerge_rewrite *rw)
 	struct anon_vma *from = rw->vma->anon_vma, *to = rw->to_anon_vma;
 
 	anon_vma_lock_write(from);
-	if (!down_write_trylock(&to->rwsem)) {
+	if (to->root != from->root && !down_write_trylock(&to->root->rwsem)) {
 		anon_vma_unlock_write(from);
 		return VMAMERGE_R_BUSY;
 	}
 	return VMAMERGE_R_NONE;
 }
 
+/* Before the commit: @rw->vma's anon_vma is still the old one. */
 static void vmamerge_transplant_unlock(struct vmamerge_rewrite *rw)
 {
-	up_write(&rw->to_anon_vma->rwsem);
-	anon_vma_unlock_write(rw->vma->anon_vma);
+	struct anon_vma *from = rw->vma->anon_vma, *to = rw->to_anon_vma;
+
+	if (to->root != from->root)
+		up_write(&to->root->rwsem);
+	anon_vma_unlock_write(from);
 }
 
 /*
- * Move @vma's one chain entry from @from's tree to @to's and make @to its
- * anon_vma; its vm_pgoff becomes @pgoff while the entry is out of every
- * tree (the trees are keyed by it).  Both locked.  Returns whether
- * @from's tree is now empty, in which case its self-parent link is
- * dropped here as unlink_anon_vmas() does, and its reference must be put
- * by the caller.  @from's tree is not empty while a child of @from has a
- * VMA (a child VMA's chain holds every ancestor, so it sits in @from's
- * tree too; a child whose VMAs are all gone no longer counts in
- * num_children): then @from stays, its counts as unlink_anon_vmas()
- * leaves them for an unmapped VMA.
+ * What a transplant changes in the anon_vma structure, prepared before
+ * any lock (the allocations may sleep), applied under both roots' locks.
+ *
+ * The VMA's new chain is one entry per anon_vma of the owner's chain, in
+ * the owner's order - what anon_vma_clone() gives a VMA that takes over
+ * an anon_vma, so both merge partners carry the same chain whichever of
+ * them survives the merge.  Entries the VMA already has for those
+ * anon_vmas (a worker's two VMAs below one parent share the ancestors)
+ * are kept; the others are the VMA's own entries for anon_vmas it leaves,
+ * reused, or @fresh ones.  Entries left over are freed.
+ *
+ * Each anon_vma the VMA had (@old) keeps a slot of the batched release:
+ * a page of the VMA may have pointed at any of them, and a lockless
+ * reader that loaded that pointer must find it alive until a grace
+ * period has passed (top of file).  One the VMA leaves with an empty tree
+ * is released as unlink_anon_vmas() releases it (its parent's
+ * num_children, then its reference, here after the grace period); every
+ * other one gets a reference of ours, put the same way.
  */
-static bool vmamerge_move_chain(struct vm_area_struct *vma,
-				struct anon_vma *from, struct anon_vma *to,
-				pgoff_t pgoff)
-{
-	struct anon_vma_chain *avc = list_first_entry(&vma->anon_vma_chain,
-						      struct anon_vma_chain,
-						      same_vma);
+struct vmamerge_chain_edit {
+	struct anon_vma *old[VMAMERGE_CHAIN_MAX];
+	struct vmamerge_av_batch *slot[VMAMERGE_CHAIN_MAX];
+	unsigned int nr_old;
+	struct anon_vma_chain *fresh[VMAMERGE_CHAIN_MAX];
+	unsigned int nr_fresh;
+	struct list_head unused;	/* entries to free after the commit */
+};
 
-	anon_vma_interval_tree_remove(avc, &from->rb_root);
+static void vmamerge_chain_edit_undo(struct vmamerge_chain_edit *ed)
+{
+	while (ed->nr_fresh)
+		kmem_cache_free(anon_vma_chain_cachep, ed->fresh[--ed->nr_fresh]);
+	while (ed->nr_old)
+		vmamerge_av_unreserve(ed->slot[--ed->nr_old], NULL);
+}
+
+/*
+ * Reserve a release slot per anon_vma of @vma's chain and allocate the
+ * entries the new chain needs beyond the ones @vma has: the owner's
+ * anon_vmas @vma has no entry for, less @vma's entries for anon_vmas the
+ * owner has none for (those are reused).  May sleep; mmap_lock held for
+ * writing keeps both chains as they are.
+ */
+static enum vmamerge_refusal
+vmamerge_chain_edit_prepare(struct vmamerge_chain_edit *ed,
+			    struct vm_area_struct *vma,
+			    struct vm_area_struct *owner)
+{
+	unsigned int n_owner = 0, missing = 0, spare;
+	struct anon_vma_chain *avc;
+
+	ed->nr_old = 0;
+	ed->nr_fresh = 0;
+	INIT_LIST_HEAD(&ed->unused);
+	/* the arrays' bound; callers asked vmamerge_transplant_allowed() */
+	if (vmamerge_transplant_allowed(vma, owner))
+		return VMAMERGE_R_FAMILY;
+	list_for_each_entry(avc, &owner->anon_vma_chain, same_vma) {
+		n_owner++;
+		missing += !vmamerge_chain_has(vma, avc->anon_vma);
+	}
+	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma) {
+		ed->slot[ed->nr_old] = vmamerge_av_reserve();
+		if (!ed->slot[ed->nr_old])
+			goto nomem;
+		ed->old[ed->nr_old++] = avc->anon_vma;
+	}
+	/* @vma's entries the owner's chain has no anon_vma for */
+	spare = ed->nr_old - (n_owner - missing);
+	while (missing > spare + ed->nr_fresh) {
+		ed->fresh[ed->nr_fresh] = kmem_cache_alloc(anon_vma_chain_cachep,
+							   GFP_KERNEL);
+		if (!ed->fresh[ed->nr_fresh])
+			goto nomem;
+		ed->nr_fresh++;
+	}
+	return VMAMERGE_R_NONE;
+nomem:
+	vmamerge_chain_edit_undo(ed);
+	return VMAMERGE_R_NOMEM;
+}
+
+/* @vma's detached entry for @av, unlinked from @old, or NULL. */
+static struct anon_vma_chain *vmamerge_chain_take(struct list_head *old,
+						  struct anon_vma *av)
+{
+	struct anon_vma_chain *avc;
+
+	list_for_each_entry(avc, old, same_vma) {
+		if (avc->anon_vma == av) {
+			list_del(&avc->same_vma);
+			return avc;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Give @vma the chain of @owner and @owner's anon_vma, @pgoff its page
+ * offset while it is out of every tree (they are keyed by it).  Both
+ * roots locked for writing.
+ */
+static void vmamerge_chain_replace(struct vmamerge_chain_edit *ed,
+				   struct vm_area_struct *vma,
+				   struct vm_area_struct *owner, pgoff_t pgoff)
+{
+	struct anon_vma_chain *avc, *oavc, *new[VMAMERGE_CHAIN_MAX];
+	struct anon_vma *from = vma->anon_vma, *to = owner->anon_vma;
+	unsigned int i, n = 0;
+	LIST_HEAD(old);
+
+	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma)
+		anon_vma_interval_tree_remove(avc, &avc->anon_vma->rb_root);
+	list_splice_init(&vma->anon_vma_chain, &old);
 	/*
-	 * vm_pgoff's readers: rmap walks of either tree (we hold both
-	 * rwsems for writing), faults and everything else that walks the
-	 * mm (mmap_lock and, on 6.12, the VMA lock, both held for writing).
+	 * vm_pgoff's readers: rmap walks of every tree the VMA was or will
+	 * be in (both roots' rwsems held for writing), faults and everything
+	 * else that walks the mm (mmap_lock and, on 6.12, the VMA lock, both
+	 * held for writing).
 	 */
 	vma->vm_pgoff = pgoff;
-	avc->anon_vma = to;
-	anon_vma_interval_tree_insert(avc, &to->rb_root);
+	/* first the entries @vma keeps, then the others (reused or fresh) */
+	list_for_each_entry(oavc, &owner->anon_vma_chain, same_vma)
+		new[n++] = vmamerge_chain_take(&old, oavc->anon_vma);
+	i = 0;
+	list_for_each_entry(oavc, &owner->anon_vma_chain, same_vma) {
+		avc = new[i];
+		if (!avc && !list_empty(&old)) {
+			avc = list_first_entry(&old, struct anon_vma_chain,
+					       same_vma);
+			list_del(&avc->same_vma);
+		} else if (!avc) {
+			avc = ed->fresh[--ed->nr_fresh];
+			avc->vma = vma;
+		}
+		avc->anon_vma = oavc->anon_vma;
+		new[i++] = avc;
+	}
+	/* linked back to front: list_add() puts each at the head */
+	while (n--) {
+		list_add(&new[n]->same_vma, &vma->anon_vma_chain);
+		anon_vma_interval_tree_insert(new[n], &new[n]->anon_vma->rb_root);
+	}
+	list_splice(&old, &ed->unused);
 	WRITE_ONCE(vma->anon_vma, to);
 	to->num_active_vmas++;
 	from->num_active_vmas--;
-	if (!RB_EMPTY_ROOT(&from->rb_root.rb_root))
-		return false;
-	from->num_children--;
-	return true;
+	for (i = 0; i < ed->nr_old; i++) {
+		struct anon_vma *av = ed->old[i];
+
+		if (RB_EMPTY_ROOT(&av->rb_root.rb_root))
+			av->parent->num_children--;	/* keeps its reference */
+		else
+			get_anon_vma(av);
+	}
+}
+
+/* After the commit: each old anon_vma's reference goes to its slot. */
+static void vmamerge_chain_edit_finish(struct vmamerge_chain_edit *ed)
+{
+	struct anon_vma_chain *avc, *next;
+
+	list_for_each_entry_safe(avc, next, &ed->unused, same_vma)
+		kmem_cache_free(anon_vma_chain_cachep, avc);
+	while (ed->nr_fresh)
+		kmem_cache_free(anon_vma_chain_cachep, ed->fresh[--ed->nr_fresh]);
+	while (ed->nr_old) {
+		ed->nr_old--;
+		vmamerge_av_unreserve(ed->slot[ed->nr_old], ed->old[ed->nr_old]);
+	}
 }
 
 /*
- * vmamerge_transplant_vma - make @to the anon_vma of @vma and of every
- * page it maps, and @pgoff its page offset (renumbering its pages in the
- * same pass; @pgoff == vma->vm_pgoff for a transplant alone).
- * mmap_lock held for writing; @vma write-locked by the caller (6.12).
+ * vmamerge_transplant_vma - make @owner's anon_vma the anon_vma of @vma
+ * and of every page it maps, @owner's chain its chain, and @pgoff its
+ * page offset (renumbering its pages in the same pass; @pgoff ==
+ * vma->vm_pgoff for a transplant alone).  mmap_lock held for writing;
+ * @vma write-locked by the caller (6.12); vmamerge_transplant_allowed().
  * Returns the refusal, or VMAMERGE_R_NONE with the number of pages moved
  * in *@pages.
  */
 enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
-					      struct anon_vma *to,
+					      struct vm_area_struct *owner,
 					      pgoff_t pgoff,
 					      unsigned long *pages)
 {
 	long delta = (long)(pgoff - vma->vm_pgoff);
-	struct anon_vma *from = vma->anon_vma;
-	struct vmamerge_av_batch *batch;
+	struct anon_vma *from = vma->anon_vma, *to = owner->anon_vma;
+	struct vmamerge_chain_edit ed;
 	struct vmamerge_rewrite rw;
 	enum vmamerge_refusal r;
-	bool emptied;
 
 	*pages = 0;
-	/* the slot for @from's put: refused here without one */
-	batch = vmamerge_av_reserve();
-	if (!batch)
-		return VMAMERGE_R_NOMEM;
+	r = vmamerge_chain_edit_prepare(&ed, vma, owner);
+	if (r)
+		return r;
 	r = vmamerge_rewrite_init(&rw, vma);
-	rw.only_anon_vma = from;
+	/*
+	 * Every page belongs to an anon_vma of the VMA's chain (rmap finds
+	 * it there); with one entry that is the VMA's own.
+	 */
+	if (list_is_singular(&vma->anon_vma_chain))
+		rw.only_anon_vma = from;
 	rw.to_anon_vma = to;
 	if (!r)
 		r = vmamerge_rewrite_collect_locked(&rw,
@@ -496,19 +670,16 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 						    vmamerge_transplant_unlock);
 	if (r) {
 		vmamerge_rewrite_free(&rw);
-		vmamerge_av_unreserve(batch, NULL);
+		vmamerge_chain_edit_undo(&ed);
 		return r;
 	}
-	emptied = vmamerge_move_chain(vma, from, to, pgoff);
-	/* not emptied: a reference to put after the grace period (top of file) */
-	if (!emptied)
-		get_anon_vma(from);
+	vmamerge_chain_replace(&ed, vma, owner, pgoff);
 	vmamerge_rewrite_commit(&rw, delta, to);
-	up_write(&to->rwsem);
+	if (to->root != from->root)
+		up_write(&to->root->rwsem);
 	anon_vma_unlock_write(from);	/* @vma's anon_vma is @to by now */
 	*pages = rw.nr_pages;
 	vmamerge_rewrite_free(&rw);
-	/* its reference (emptied) or ours is put after a grace period */
-	vmamerge_av_unreserve(batch, from);
+	vmamerge_chain_edit_finish(&ed);
 	return VMAMERGE_R_NONE;
 }

@@ -230,8 +230,8 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 		r = vmamerge_transplant_allowed(vma, owner);
 		if (!r) {
 			vmamerge_rg_vma_start_write(vma);
-			r = vmamerge_transplant_vma(vma, owner->anon_vma,
-						    vma->vm_pgoff, &pages);
+			r = vmamerge_transplant_vma(vma, owner, vma->vm_pgoff,
+						    &pages);
 		}
 		if (!r) {
 			m->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;

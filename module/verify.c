@@ -42,6 +42,10 @@ MODULE_PARM_DESC(test_verify_skew,
 
 /* anon_vma trees already walked in this call (a small recent-first ring) */
 #define VMAMERGE_VERIFY_SEEN	32
+/* chain entries remembered per VMA; a longer chain is checked, not kept */
+#define VMAMERGE_VERIFY_CHAIN	16
+/* distinct children of one anon_vma counted exactly; beyond: not checked */
+#define VMAMERGE_VERIFY_KIDS	64
 /* how often a PMD that changed under us is looked at again */
 #define VMAMERGE_VERIFY_RETRIES	4
 
@@ -53,7 +57,22 @@ struct vmamerge_vctx {
 	long skew;			/* test_verify_skew of this call */
 	struct anon_vma *seen[VMAMERGE_VERIFY_SEEN];
 	unsigned int next_seen;
+	/* the anon_vmas of c->vma's chain; nr_chain 0: too long, not kept */
+	struct anon_vma *chain[VMAMERGE_VERIFY_CHAIN];
+	unsigned int nr_chain;
+	/* scratch of vmamerge_verify_family() */
+	struct anon_vma *kids[VMAMERGE_VERIFY_KIDS];
 };
+
+/* Is @av one of the @n anon_vmas in @set? */
+static bool vmamerge_av_in(struct anon_vma *const *set, unsigned int n,
+			   const struct anon_vma *av)
+{
+	while (n--)
+		if (set[n] == av)
+			return true;
+	return false;
+}
 
 static unsigned long vmamerge_last_pgoff(struct vm_area_struct *vma)
 {
@@ -172,6 +191,14 @@ static void vmamerge_check_folio(struct vmamerge_vctx *c, unsigned long addr,
 		vmamerge_violation(c, VMAMERGE_VIOL_ANON_ROOT, addr, 0, 0,
 				   "folio's anon_vma root %p != vma's %p at %#lx",
 				   root, c->root, addr);
+	/*
+	 * rmap finds the page from its anon_vma's tree only if the VMA has
+	 * an entry there: a relative's anon_vma (same root) is not enough.
+	 */
+	else if (c->nr_chain && !vmamerge_av_in(c->chain, c->nr_chain, av))
+		vmamerge_violation(c, VMAMERGE_VIOL_ANON_ROOT, addr, 0, 0,
+				   "folio's anon_vma %p is not in the vma's chain at %#lx",
+				   av, addr);
 
 	index = READ_ONCE(folio->index) + idx;
 	linear = linear_page_index(vma, addr) + c->skew;
@@ -451,6 +478,56 @@ static void vmamerge_verify_node(struct vmamerge_vctx *c, struct anon_vma *av,
  * that point at @av (each has an entry here, and only this mm's VMAs use
  * our anon_vmas: a forked VMA never reuses an anon_vma in use).
  */
+/*
+ * FAMILY COUNTS of @av: num_children exactly, num_active_vmas from above.
+ * Every VMA in @av's tree (any process of the family) has a chain with
+ * an entry for each of its anon_vma's ancestors, so the children of @av
+ * that are in use - the ones num_children counts: unlink_anon_vmas()
+ * drops a child's count when its tree empties - are exactly the entries
+ * of those chains whose parent is @av; a root counts itself once more.
+ * A VMA's chain changes only under the root lock while the VMA is in a
+ * tree (anon_vma_clone() and anon_vma_fork() link, unlink_anon_vmas()
+ * takes it out of every tree before it frees an entry), so the chains we
+ * read under that lock are stable.  num_active_vmas may briefly lag
+ * behind a VMA's anon_vma pointer (anon_vma_clone() counts it after
+ * linking, and may drop the root lock to allocate meanwhile), never lead
+ * it: more active VMAs than users is a leak.
+ */
+static void vmamerge_verify_family(struct vmamerge_vctx *c,
+				   struct anon_vma *av)
+{
+	unsigned long users = 0, want, active;
+	struct anon_vma_chain *avc, *e;
+	unsigned int nr_kids = 0;
+	bool overflow = false;
+
+	anon_vma_interval_tree_foreach(avc, &av->rb_root, 0, ULONG_MAX) {
+		users += READ_ONCE(avc->vma->anon_vma) == av;
+		list_for_each_entry(e, &avc->vma->anon_vma_chain, same_vma) {
+			if (e->anon_vma == av || e->anon_vma->parent != av ||
+			    vmamerge_av_in(c->kids, nr_kids, e->anon_vma))
+				continue;
+			if (nr_kids == VMAMERGE_VERIFY_KIDS)
+				overflow = true;
+			else
+				c->kids[nr_kids++] = e->anon_vma;
+		}
+	}
+	active = READ_ONCE(av->num_active_vmas);
+	if (active > users)
+		vmamerge_violation(c, VMAMERGE_VIOL_COUNTS, c->vma->vm_start,
+				   users, active,
+				   "anon_vma num_active_vmas %lu > %lu VMAs in its tree using it",
+				   active, users);
+	want = nr_kids + (av->root == av);
+	if (!overflow && READ_ONCE(av->num_children) != want)
+		vmamerge_violation(c, VMAMERGE_VIOL_COUNTS, c->vma->vm_start,
+				   want, av->num_children,
+				   "anon_vma num_children %lu != %lu children in use%s",
+				   av->num_children, want,
+				   av->root == av ? " + its self-parent link" : "");
+}
+
 static void vmamerge_verify_tree(struct vmamerge_vctx *c, struct anon_vma *av)
 {
 	struct rb_node *n, *first = rb_first(&av->rb_root.rb_root);
@@ -477,6 +554,7 @@ static void vmamerge_verify_tree(struct vmamerge_vctx *c, struct anon_vma *av)
 				   users, active,
 				   "anon_vma num_active_vmas %lu < %lu VMAs using it",
 				   active, users);
+	vmamerge_verify_family(c, av);
 }
 
 /*
@@ -500,6 +578,23 @@ static void vmamerge_verify_avc_in_tree(struct vmamerge_vctx *c,
 }
 
 /*
+ * CHAIN: every anon_vma of the chain has its parent in it (a VMA is in
+ * the tree of each ancestor of its anon_vmas: anon_vma_fork() clones the
+ * parent VMA's whole chain before it adds the child's own entry).
+ */
+static void vmamerge_verify_ancestors(struct vmamerge_vctx *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nr_chain; i++)
+		if (!vmamerge_av_in(c->chain, c->nr_chain, c->chain[i]->parent))
+			vmamerge_violation(c, VMAMERGE_VIOL_CHAIN,
+					   c->vma->vm_start, 0, 0,
+					   "chain lacks the parent %p of anon_vma %p",
+					   c->chain[i]->parent, c->chain[i]);
+}
+
+/*
  * CHAIN, and TREE for each entry.  Called with @av's root locked for
  * reading.  Under mmap_lock the chain of a VMA whose anon_vma is set only
  * changes with mmap_lock held for writing; taking the root lock also
@@ -512,11 +607,19 @@ static void vmamerge_verify_chain(struct vmamerge_vctx *c, struct anon_vma *av)
 {
 	struct vm_area_struct *vma = c->vma;
 	struct anon_vma_chain *avc;
+	bool own = false, too_long = false;
 	struct anon_vma *x;
-	bool own = false;
 
+	c->nr_chain = 0;
 	list_for_each_entry(avc, &vma->anon_vma_chain, same_vma) {
 		x = avc->anon_vma;
+		if (vmamerge_av_in(c->chain, c->nr_chain, x))
+			vmamerge_violation(c, VMAMERGE_VIOL_CHAIN, vma->vm_start,
+					   0, 0, "chain names anon_vma %p twice", x);
+		else if (c->nr_chain < VMAMERGE_VERIFY_CHAIN)
+			c->chain[c->nr_chain++] = x;
+		else
+			too_long = true;
 		if (avc->vma != vma) {
 			vmamerge_violation(c, VMAMERGE_VIOL_CHAIN, vma->vm_start,
 					   0, 0, "chain entry points at another VMA");
@@ -535,6 +638,11 @@ static void vmamerge_verify_chain(struct vmamerge_vctx *c, struct anon_vma *av)
 	if (!own)
 		vmamerge_violation(c, VMAMERGE_VIOL_CHAIN, vma->vm_start, 0, 0,
 				   "vma->anon_vma %p missing from its chain", av);
+	if (too_long) {
+		c->nr_chain = 0;	/* too long to keep: not checked */
+		return;
+	}
+	vmamerge_verify_ancestors(c);
 }
 
 /* ---- per VMA, per mm ---- */

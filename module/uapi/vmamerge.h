@@ -210,15 +210,22 @@ struct vmamerge_vmas {
  * (root only: CAP_SYS_ADMIN, plus PTRACE_MODE_READ over the target).
  * Walks every VMA with an anon_vma and every page it maps - present,
  * PMD-mapped or in the swap cache - and checks:
- *   ANON_ROOT    folio_anon_vma(folio)->root == vma->anon_vma->root
+ *   ANON_ROOT    folio_anon_vma(folio)->root == vma->anon_vma->root, and
+ *                the folio's anon_vma is one the VMA's chain names (rmap
+ *                reaches the VMA from it)
  *   INDEX        the page's index == linear_page_index(vma, addr)
  *   TREE         each anon_vma_chain entry of the VMA is found in its
  *                anon_vma's interval tree at the VMA's current pgoff range,
  *                and that tree is ordered with consistent subtree bounds
  *   CHAIN        the chain names vma->anon_vma, every entry points back at
- *                the VMA, and all its anon_vmas share vma->anon_vma's root
+ *                the VMA, all its anon_vmas share vma->anon_vma's root,
+ *                none twice, and each one's parent is in the chain too
  *   COUNTS       anon_vma refcount > 0; num_active_vmas of each anon_vma is
- *                at least the number of this mm's VMAs that use it
+ *                at least the number of this mm's VMAs that use it and at
+ *                most the number of VMAs (any process) in its tree that
+ *                use it; num_children is exactly the number of its child
+ *                anon_vmas in use (named by a chain of a VMA in its tree),
+ *                plus one for a root (its self-parent link)
  * A successful ioctl returns 0 also when a violation was found: nr_violations
  * counts them and the first one is described in the out fields.  KSM pages
  * are counted but not checked (their mapping names a KSM stable node, their

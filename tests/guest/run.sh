@@ -295,7 +295,7 @@ renumber_tests() { feature_modes t_renumber; }
 inplace_tests() { feature_modes t_inplace; }
 # edges (issue 10): private /dev/zero mappings, soft-dirty across merges
 edges_tests() { feature_modes t_edges; }
-# forked families (issue 14): refused_family, refused_shared, renumbering
+# forked families (issue 14): transplanted in and out, refused_shared, renumbering
 family_tests() { feature_modes t_family; }
 # large folios mapped by PTEs: rewritten whole or refused (issue 14)
 large_tests() { feature_modes t_large; }

@@ -5,31 +5,35 @@
  * A parent maps and faults 8 pages, forks a worker and drops its own copy
  * (munmap) or exits; the worker's VMA then has the parent's anon_vma as
  * its root and a chain of two entries, while every page is mapped by the
- * worker alone.  The module renumbers such a VMA (each page is proved
- * exclusive) but does not transplant into or out of a VMA with ancestors,
- * nor give a never-faulted VMA such a neighbour's anon_vma: those refusals
- * are refused_family, and refused_shared stays for pages that really are
- * mapped or referenced twice.  The worker, step by step:
+ * worker alone.  The module renumbers such a VMA, transplants into and
+ * out of it and gives a never-faulted neighbour its anon_vma and chain
+ * (transplant.c) - each page that changes owner proved exclusive;
+ * refused_shared stays for pages that really are mapped or referenced
+ * twice.  The worker, step by step:
  *  1. moves the first two pages behind the other six: renumbered, merged;
  *  2. maps two pages right behind the inherited memory: never faulted,
  *     so the stock kernel keeps them apart (a forked neighbour's chain is
- *     not singular); 6.1's post-mmap merge offers them (refused_family),
+ *     not singular); 6.1's post-mmap merge offers them (adopted, merged),
  *     6.12 does not;
- *  3. mprotects them read-only and back: adoption refused (family);
- *  4. writes them and mprotects again: transplant refused (family);
+ *  3. mprotects them read-only and back: adopted on 6.12, merged;
+ *  4. writes them and mprotects again: one VMA, nothing to do;
  *  5. maps and writes two pages elsewhere and moves them right before
- *     the inherited memory: renumber and transplant refused (family).
- *  6. mprotects the inherited memory read-only and back, with those two
- *     pages before it: the inherited VMA would be rewritten (renumber
- *     and transplant); refused_family - every page is exclusive.
+ *     the inherited memory: renumbered and transplanted into its family
+ *     (a chain entry for each ancestor), merged;
+ *  6. maps sixteen fresh pages elsewhere and moves the whole inherited
+ *     VMA (pages of the first process's anon_vma, of the worker's and
+ *     transplanted ones) behind them: the cheaper side, renumbered and
+ *     transplanted out of its family, whose every tree empties.
  * The same with three generations (grandparent and parent both dropped
- * their copies).  And a worker whose parent keeps its copy alive: the
- * worker wrote two pages (COW: exclusive again, in the worker's own
- * anon_vma) and moves them behind the rest (renumbered, merged), then
- * moves two pages it never wrote (still mapped by the parent) behind the
- * rest: refused_shared, and back; step 5 (the moved pages are exclusive:
- * refused_family) and step 6 (the walk over the inherited pages finds the
- * shared ones: refused_shared); the parent's copy is unchanged.  And the
+ * their copies: chains of three entries).  And a worker whose parent
+ * keeps its copy alive: the worker wrote two pages (COW: exclusive again,
+ * in its own anon_vma) and moves them behind the rest (renumbered,
+ * merged), then moves two pages it never wrote (still mapped by the
+ * parent) behind the rest: refused_shared, and back; step 5; step 6 in
+ * place (moved read-only, made writable) for the two written pages
+ * (transplanted out; the family stays, the parent's VMA and the worker's
+ * rest in its trees) and for two shared ones (refused_shared); the
+ * parent's copy is unchanged.  And the
  * parent's side: a parent that forked a child moves its own pages - written
  * since (transplanted and renumbered: the VMA leaves its root as munmap
  * would, the root stays for the child) or still COW-shared (refused_shared).
@@ -290,15 +294,25 @@ static void step_move(const char *ctx, unsigned long from, unsigned long n,
 
 /* The renumbering a move of exclusive pages behind the rest gets. */
 #define RENUMBERED	"vmas_renumbered+1 merge_renumber+1"
+/* A move whose cheaper side is renumbered and transplanted. */
+#define REHOMED		"vmas_renumbered+1 vmas_transplanted+1 merge_both+1"
+
+/* @tp with the transplant feature, @other without it (-r, -s) */
+static const char *tp_or(const char *tp, const char *other)
+{
+	return tp_on() ? tp : other;
+}
 
 /*
  * Step 5: two pages mapped and written far away (tags 41-42, their own
- * anon_vma) moved to pages 0-1, in front of the inherited memory; they
- * are the cheaper side, exclusive: refused_family with the transplant
- * feature.  @lay: the layout after it.
+ * anon_vma, unforked) moved to pages 0-1, in front of the inherited
+ * memory, whose VMA has ancestors: they are the cheaper side, exclusive,
+ * and get a chain entry for each anon_vma of the inherited VMA's chain -
+ * renumbered and transplanted.  @lay_tp, @lay: the layout after it with
+ * and without the transplant feature (-s: @lay_st).
  */
-static void step_move_in(const char *ctx0, const char *lay, const char *lay_st,
-			 const char *data)
+static void step_move_in(const char *ctx0, const char *lay_tp, const char *lay,
+			 const char *lay_st, const char *data)
 {
 	char ctx[200];
 
@@ -306,37 +320,60 @@ static void step_move_in(const char *ctx0, const char *lay, const char *lay_st,
 	if (!ok(!map_at(FAR, 2), "%s: mmap far", ctx))
 		return;
 	fill(FAR, 2, 41);
-	step_move(ctx, FAR, 2, 0, lay, lay_st,
-		  tp_on() ? "refused_family+1" : "", data);
+	step_move(ctx, FAR, 2, 0, tp_or(lay_tp, lay), lay_st,
+		  tp_or(REHOMED, ""), data);
+}
+
+/* Sixteen fresh pages at 100-115 (tags 61-76): the larger side. */
+#define BIG		100UL
+#define BIG_N		16UL
+
+/*
+ * Before a step 6 that moves pages to @to: skipped without the transplant
+ * feature; the fresh pages mapped when @to is right behind them.
+ */
+static int step6_ready(const char *ctx, unsigned long to)
+{
+	if (!tp_on()) {
+		diag("%s: transplant feature off, skipped", ctx);
+		return 0;
+	}
+	if (to != BIG + BIG_N)
+		return 1;
+	if (!ok(!map_at(BIG, BIG_N), "%s: mmap %lu pages", ctx, BIG_N))
+		return 0;
+	fill(BIG, BIG_N, 61);
+	return 1;
 }
 
 /*
- * Step 6: the inherited memory (pages 2-9) read-only and back, with the
- * moved pages of step 5 before it: the in-place decision would rewrite
- * the inherited VMA (renumber and transplant); the family refuses, and
- * the walk over its pages decides the counter (@want, with the
- * transplant feature).
+ * Step 6 (transplant feature only): pages [@from, @from + @n) of a VMA
+ * with ancestors moved behind sixteen fresh pages of an unforked anon_vma;
+ * the moved VMA is the cheaper side: renumbered and transplanted out of
+ * its family (@want), or refused.
  */
-static void step_reprotect(const char *ctx0, const char *lay,
-			   const char *lay_st, const char *want,
-			   const char *data)
+static void step_move_out(const char *ctx0, unsigned long from,
+			  unsigned long n, unsigned long to, const char *lay,
+			  const char *want, const char *data)
 {
 	char ctx[200];
-	struct snap s;
 
-	snprintf(ctx, sizeof(ctx), "%s, 6 mprotect of it", ctx0);
-	snap_take(&s);
-	reprotect(ctx, 2, NPAGES);
-	after_step(ctx, &s, lay, lay_st, tp_on() ? want : "", data);
+	snprintf(ctx, sizeof(ctx), "%s, 6 pages %lu-%lu moved behind fresh memory",
+		 ctx0, from, from + n - 1);
+	if (!step6_ready(ctx, to))
+		return;
+	step_move(ctx, from, n, to, lay, lay, want, data);
 }
 
 /* The worker's part with the parent's copy gone: steps 1-6. */
 static void worker_exclusive(const char *ctx0)
 {
-	static const char lay[] = "2-10 10-12";
+	/* after step 2 (6.1 offers the new mapping: adopted) */
+	const char *lay2 = tp_on() && is61 ? "2-12" : "2-10 10-12";
+	const char *lay3 = tp_or("2-12", "2-10 10-12");
 	static const char lay_st[] = "2-8 8-10~ 10-12";
 	static const char data[] = "2:3,6 8:1,2 10:31,2";
-	const char *fam = tp_on() ? "refused_family+1" : "";
+	const char *adopted = "vmas_adopted+1 merge_adopt+1";
 	char ctx[200];
 	struct snap s;
 
@@ -348,41 +385,85 @@ static void worker_exclusive(const char *ctx0)
 		  "2:3,6 8:1,2");
 	expect_avs(ctx, "a", "aa");
 
+	/* never faulted: adopts the inherited VMA's anon_vma and chain */
 	snprintf(ctx, sizeof(ctx), "%s, 2 mmap next to it", ctx0);
 	snap_take(&s);
 	if (!ok(!map_at(10, 2), "%s: mmap pages 10-11", ctx))
 		return;
-	after_step(ctx, &s, lay, lay_st, is61 ? fam : "", NULL);
+	after_step(ctx, &s, lay2, lay_st, tp_on() && is61 ? adopted : "",
+		   NULL);
 
 	snprintf(ctx, sizeof(ctx), "%s, 3 mprotect (never faulted)", ctx0);
 	snap_take(&s);
 	reprotect(ctx, 10, 2);
-	after_step(ctx, &s, lay, lay_st, fam, NULL);
+	after_step(ctx, &s, lay3, lay_st, tp_on() && !is61 ? adopted : "",
+		   NULL);
 
-	/* the new pages are the cheaper side: exclusive, the family refuses */
+	/* written now: pages of the worker's own anon_vma, one VMA */
 	snprintf(ctx, sizeof(ctx), "%s, 4 mprotect (faulted)", ctx0);
 	fill(10, 2, 31);
 	snap_take(&s);
 	reprotect(ctx, 10, 2);
-	after_step(ctx, &s, lay, lay_st, fam, data);
+	after_step(ctx, &s, lay3, lay_st, "", data);
 
-	step_move_in(ctx0, "0-2~ 2-10 10-12", "0-2~ 2-8 8-10~ 10-12",
+	step_move_in(ctx0, "0-12", "0-2~ 2-10 10-12", "0-2~ 2-8 8-10~ 10-12",
 		     "0:41,2 2:3,6 8:1,2 10:31,2");
-	step_reprotect(ctx0, "0-2~ 2-10 10-12", "0-2~ 2-8 8-10~ 10-12",
-		       "refused_family+1", "0:41,2 2:3,6 8:1,2 10:31,2");
-	expect_avs(ctx0, "abc", "abbc");
+	expect_avs(ctx0, tp_or("a", "abc"), "abbc");
+	/*
+	 * The whole VMA with ancestors - pages of the first process's
+	 * anon_vma (3-8, 1-2), of the worker's (31-32) and transplanted ones
+	 * (41-42) - leaves its family: every tree of its chain empties.
+	 */
+	step_move_out(ctx0, 0, 12, BIG + BIG_N, "100-128", REHOMED,
+		      "100:61,16 116:41,2 118:3,6 124:1,2 126:31,2");
+	if (tp_on())
+		expect_avs(ctx0, "a", "a");
+}
+
+/*
+ * Step 6 in place (transplant feature only): pages [@from, @from + @n),
+ * part of a VMA with ancestors whose other pages are still COW-shared,
+ * made a VMA of their own (read-only), moved behind sixteen fresh pages
+ * (@lay1: another protection, no merge) and given their protection back:
+ * the mprotect's decision rewrites the cheaper side, these pages -
+ * renumbered and transplanted out of the family (@want), or refused.  A
+ * move would rewrite the whole source VMA (move_merge.c), shared pages
+ * included.
+ */
+static void step_reprotect_out(const char *ctx0, unsigned long from,
+			       unsigned long n, unsigned long to,
+			       const char *lay1, const char *lay,
+			       const char *want, const char *data)
+{
+	char ctx[200];
+	struct snap s;
+
+	snprintf(ctx, sizeof(ctx), "%s, 6 pages %lu-%lu moved read-only, made writable",
+		 ctx0, from, from + n - 1);
+	if (!step6_ready(ctx, to))
+		return;
+	snap_take(&s);
+	ok(!mprotect(pg(from), n * PG, PROT_READ) && !move(from, n, to),
+	   "%s: mprotect read-only, mremap to %lu-%lu", ctx, to, to + n - 1);
+	after_step(ctx, &s, lay1, lay1, "", NULL);
+	snap_take(&s);
+	ok(!mprotect(pg(to), n * PG, PROT_READ | PROT_WRITE),
+	   "%s: mprotect writable", ctx);
+	after_step(ctx, &s, lay, lay, want, data);
 }
 
 /*
  * The worker's part while its parent keeps the pages: it writes pages
- * 0-1 (tags 21-22: COW copies in its own anon_vma), moves them behind the
- * rest (renumbered: exclusive), then moves pages 2-3 (never written:
+ * 0-1 (tags 21-22: COW copies in its own anon_vma) and moves them behind
+ * the rest (renumbered: exclusive), then moves pages 2-3 (never written:
  * still the parent's too) behind that (refused_shared) and back (the
- * stock merge); steps 5 and 6.
+ * stock merge); step 5; then step 6 in place for its written pages
+ * (transplanted out of the family, which stays: the parent's VMA and the
+ * rest of the worker's are still in its trees) and for two shared ones
+ * (refused_shared).
  */
 static void worker_shared(const char *ctx0)
 {
-	static const char data[] = "0:41,2 2:3,6 8:21,2";
 	char ctx[200];
 
 	fill(0, 2, 21);
@@ -395,10 +476,17 @@ static void worker_shared(const char *ctx0)
 		  "refused_shared+1", "4:5,4 8:21,2 10:3,2");
 	snprintf(ctx, sizeof(ctx), "%s, 1c moved back", ctx0);
 	step_move(ctx, 10, 2, 2, "2-10", "2-8 8-10~", "", NULL);
-	step_move_in(ctx0, "0-2~ 2-10", "0-2~ 2-8 8-10~", data);
-	/* the inherited VMA's pages 2-7 are still the parent's too */
-	step_reprotect(ctx0, "0-2~ 2-10", "0-2~ 2-8 8-10~", "refused_shared+1",
-		       data);
+	step_move_in(ctx0, "0-10", "0-2~ 2-10", "0-2~ 2-8 8-10~",
+		     "0:41,2 2:3,6 8:21,2");
+	step_reprotect_out(ctx0, 8, 2, BIG + BIG_N, "0-8 100-116 116-118~",
+			   "0-8 100-118", REHOMED,
+			   "0:41,2 2:3,6 100:61,16 116:21,2");
+	step_reprotect_out(ctx0, 2, 2, BIG + BIG_N + 2,
+			   "0-2 4-8 100-118 118-120~", "0-2 4-8 100-118 118-120~",
+			   "refused_shared+1",
+			   "0:41,2 4:5,4 100:61,16 116:21,2 118:3,2");
+	if (tp_on())
+		expect_avs(ctx0, "abcd", "abcd");
 }
 
 /*
