@@ -44,8 +44,13 @@ MODULE_PARM_DESC(test_verify_skew,
 #define VMAMERGE_VERIFY_SEEN	32
 /* chain entries remembered per VMA; a longer chain is checked, not kept */
 #define VMAMERGE_VERIFY_CHAIN	16
-/* distinct children of one anon_vma counted exactly; beyond: not checked */
+/*
+ * num_children is checked for trees of at most VMAMERGE_VERIFY_KIDS_NODES
+ * VMAs with at most VMAMERGE_VERIFY_KIDS distinct children (the dedup is
+ * quadratic; a torture's family of many forked processes is skipped).
+ */
 #define VMAMERGE_VERIFY_KIDS	64
+#define VMAMERGE_VERIFY_KIDS_NODES	256
 /* how often a PMD that changed under us is looked at again */
 #define VMAMERGE_VERIFY_RETRIES	4
 
@@ -244,6 +249,35 @@ put:
 }
 
 /* One PTE, read under its PTE lock. */
+/*
+ * A migration entry, under its PTE lock.  Migration and THP split install
+ * them with the folio locked and remove them (remove_migration_ptes(),
+ * through rmap) before they unlock it; every user of one relies on that
+ * (pfn_swap_entry_to_page() BUGs otherwise).  One whose page is unlocked
+ * was left behind: rmap did not find this PTE - the VMA was missing from
+ * the tree of the folio's anon_vma, or its offset did not match the
+ * index - and the next fault here BUGs.  The smp_rmb() pairs with a
+ * split turning tail pages into folios, as in pfn_swap_entry_to_page().
+ */
+static void vmamerge_verify_migration(struct vmamerge_vctx *c,
+				      unsigned long addr, swp_entry_t entry)
+{
+	struct page *page = pfn_to_page(swp_offset_pfn(entry));
+
+	smp_rmb();	/* a split's tail pages: as pfn_swap_entry_to_page() */
+	if (PageLocked(page))
+		return;
+	if (!c->v->nr_violations) {
+		pr_warn("vmamerge: verify: migration entry at %#lx (vma %#lx-%#lx pgoff %#lx) names an unlocked page\n",
+			addr, c->vma->vm_start, c->vma->vm_end,
+			c->vma->vm_pgoff);
+		dump_page(page, "vmamerge verify: stale migration entry");
+	}
+	vmamerge_violation(c, VMAMERGE_VIOL_TREE, addr, 0, page_to_pfn(page),
+			   "migration entry at %#lx names unlocked pfn %#lx: rmap lost it",
+			   addr, page_to_pfn(page));
+}
+
 static void vmamerge_verify_pte(struct vmamerge_vctx *c, unsigned long addr,
 				pte_t pte)
 {
@@ -256,8 +290,10 @@ static void vmamerge_verify_pte(struct vmamerge_vctx *c, unsigned long addr,
 		return;
 	if (!pte_present(pte)) {
 		entry = pte_to_swp_entry(pte);
-		/* migration, device, hwpoison, markers: no folio to check */
-		if (!non_swap_entry(entry))
+		/* device, hwpoison, markers: no folio to check */
+		if (is_migration_entry(entry))
+			vmamerge_verify_migration(c, addr, entry);
+		else if (!non_swap_entry(entry))
 			vmamerge_verify_swap(c, addr, entry);
 		return;
 	}
@@ -479,48 +515,63 @@ static void vmamerge_verify_node(struct vmamerge_vctx *c, struct anon_vma *av,
  * our anon_vmas: a forked VMA never reuses an anon_vma in use).
  */
 /*
- * FAMILY COUNTS of @av: num_children exactly, num_active_vmas from above.
- * Every VMA in @av's tree (any process of the family) has a chain with
- * an entry for each of its anon_vma's ancestors, so the children of @av
- * that are in use - the ones num_children counts: unlink_anon_vmas()
- * drops a child's count when its tree empties - are exactly the entries
- * of those chains whose parent is @av; a root counts itself once more.
- * A VMA's chain changes only under the root lock while the VMA is in a
- * tree (anon_vma_clone() and anon_vma_fork() link, unlink_anon_vmas()
- * takes it out of every tree before it frees an entry), so the chains we
- * read under that lock are stable.  num_active_vmas may briefly lag
- * behind a VMA's anon_vma pointer (anon_vma_clone() counts it after
- * linking, and may drop the root lock to allocate meanwhile), never lead
- * it: more active VMAs than users is a leak.
+ * FAMILY COUNTS of @av: num_children exactly, num_active_vmas from above,
+ * gathered over the VMAs of @av's tree (any process of the family).
+ * Each of them has a chain with an entry for each of its anon_vma's
+ * ancestors, so the children of @av that are in use - the ones
+ * num_children counts: unlink_anon_vmas() drops a child's count when its
+ * tree empties - are exactly the entries of those chains whose parent is
+ * @av; a root counts itself once more.  A VMA's chain changes only under
+ * the root lock while the VMA is in a tree (anon_vma_clone() and
+ * anon_vma_fork() link, unlink_anon_vmas() takes it out of every tree
+ * before it frees an entry), so the chains we read under that lock are
+ * stable.  num_active_vmas may briefly lag behind a VMA's anon_vma
+ * pointer (anon_vma_clone() counts it after linking, and may drop the
+ * root lock to allocate meanwhile), never lead it: more active VMAs than
+ * users is a leak.
  */
-static void vmamerge_verify_family(struct vmamerge_vctx *c,
-				   struct anon_vma *av)
-{
-	unsigned long users = 0, want, active;
-	struct anon_vma_chain *avc, *e;
-	unsigned int nr_kids = 0;
-	bool overflow = false;
+struct vmamerge_family {
+	unsigned long users;	/* VMAs in the tree whose anon_vma it is */
+	unsigned int nodes;	/* VMAs in the tree */
+	unsigned int nr_kids;
+	bool overflow;		/* too many VMAs or children: not counted */
+};
 
-	anon_vma_interval_tree_foreach(avc, &av->rb_root, 0, ULONG_MAX) {
-		users += READ_ONCE(avc->vma->anon_vma) == av;
-		list_for_each_entry(e, &avc->vma->anon_vma_chain, same_vma) {
-			if (e->anon_vma == av || e->anon_vma->parent != av ||
-			    vmamerge_av_in(c->kids, nr_kids, e->anon_vma))
-				continue;
-			if (nr_kids == VMAMERGE_VERIFY_KIDS)
-				overflow = true;
-			else
-				c->kids[nr_kids++] = e->anon_vma;
-		}
+/* One VMA of @av's tree: its use of @av, its chain's children of @av. */
+static void vmamerge_family_note(struct vmamerge_vctx *c, struct anon_vma *av,
+				 struct vm_area_struct *w,
+				 struct vmamerge_family *f)
+{
+	struct anon_vma_chain *e;
+
+	f->users += READ_ONCE(w->anon_vma) == av;
+	if (++f->nodes > VMAMERGE_VERIFY_KIDS_NODES)
+		f->overflow = true;
+	if (f->overflow)
+		return;
+	list_for_each_entry(e, &w->anon_vma_chain, same_vma) {
+		if (e->anon_vma == av || e->anon_vma->parent != av ||
+		    vmamerge_av_in(c->kids, f->nr_kids, e->anon_vma))
+			continue;
+		if (f->nr_kids == VMAMERGE_VERIFY_KIDS)
+			f->overflow = true;
+		else
+			c->kids[f->nr_kids++] = e->anon_vma;
 	}
-	active = READ_ONCE(av->num_active_vmas);
-	if (active > users)
+}
+
+static void vmamerge_family_check(struct vmamerge_vctx *c, struct anon_vma *av,
+				  const struct vmamerge_family *f)
+{
+	unsigned long active = READ_ONCE(av->num_active_vmas), want;
+
+	if (active > f->users)
 		vmamerge_violation(c, VMAMERGE_VIOL_COUNTS, c->vma->vm_start,
-				   users, active,
+				   f->users, active,
 				   "anon_vma num_active_vmas %lu > %lu VMAs in its tree using it",
-				   active, users);
-	want = nr_kids + (av->root == av);
-	if (!overflow && READ_ONCE(av->num_children) != want)
+				   active, f->users);
+	want = f->nr_kids + (av->root == av);
+	if (!f->overflow && READ_ONCE(av->num_children) != want)
 		vmamerge_violation(c, VMAMERGE_VIOL_COUNTS, c->vma->vm_start,
 				   want, av->num_children,
 				   "anon_vma num_children %lu != %lu children in use%s",
@@ -532,6 +583,7 @@ static void vmamerge_verify_tree(struct vmamerge_vctx *c, struct anon_vma *av)
 {
 	struct rb_node *n, *first = rb_first(&av->rb_root.rb_root);
 	unsigned long prev = 0, users = 0, active;
+	struct vmamerge_family fam = { 0 };
 	struct anon_vma_chain *avc;
 	int refs = atomic_read(&av->refcount);
 
@@ -547,6 +599,7 @@ static void vmamerge_verify_tree(struct vmamerge_vctx *c, struct anon_vma *av)
 		if (avc->vma->vm_mm == c->mm &&
 		    READ_ONCE(avc->vma->anon_vma) == av)
 			users++;
+		vmamerge_family_note(c, av, avc->vma, &fam);
 	}
 	active = READ_ONCE(av->num_active_vmas);
 	if (active < users)
@@ -554,7 +607,7 @@ static void vmamerge_verify_tree(struct vmamerge_vctx *c, struct anon_vma *av)
 				   users, active,
 				   "anon_vma num_active_vmas %lu < %lu VMAs using it",
 				   active, users);
-	vmamerge_verify_family(c, av);
+	vmamerge_family_check(c, av, &fam);
 }
 
 /*
