@@ -79,7 +79,7 @@ struct vmamerge_vctx {
 	/* the anon_vmas of c->vma's chain; nr_chain 0: too long, not kept */
 	struct anon_vma *chain[VMAMERGE_VERIFY_CHAIN];
 	unsigned int nr_chain;
-	/* scratch of vmamerge_verify_family() */
+	/* scratch of vmamerge_family_note() */
 	struct anon_vma *kids[VMAMERGE_VERIFY_KIDS];
 };
 
@@ -549,6 +549,7 @@ struct vmamerge_family {
 	unsigned int nodes;	/* VMAs in the tree */
 	unsigned int nr_kids;
 	bool overflow;		/* too many VMAs or children: not counted */
+	bool count_kids;	/* test_verify_children, read once per tree */
 };
 
 /* One VMA of @av's tree: its use of @av, its chain's children of @av. */
@@ -561,7 +562,8 @@ static void vmamerge_family_note(struct vmamerge_vctx *c, struct anon_vma *av,
 	f->users += READ_ONCE(w->anon_vma) == av;
 	if (++f->nodes > VMAMERGE_VERIFY_KIDS_NODES)
 		f->overflow = true;
-	if (f->overflow)
+	/* the children are only counted for the test parameter's check */
+	if (f->overflow || !f->count_kids)
 		return;
 	list_for_each_entry(e, &w->anon_vma_chain, same_vma) {
 		if (e->anon_vma == av || e->anon_vma->parent != av ||
@@ -585,7 +587,7 @@ static void vmamerge_family_check(struct vmamerge_vctx *c, struct anon_vma *av,
 				   "anon_vma num_active_vmas %lu > %lu VMAs in its tree using it",
 				   active, f->users);
 	want = f->nr_kids + (av->root == av);
-	if (!f->overflow && READ_ONCE(test_verify_children) &&
+	if (!f->overflow && f->count_kids &&
 	    READ_ONCE(av->num_children) != want)
 		vmamerge_violation(c, VMAMERGE_VIOL_COUNTS, c->vma->vm_start,
 				   want, av->num_children,
@@ -598,7 +600,9 @@ static void vmamerge_verify_tree(struct vmamerge_vctx *c, struct anon_vma *av)
 {
 	struct rb_node *n, *first = rb_first(&av->rb_root.rb_root);
 	unsigned long prev = 0, users = 0, active;
-	struct vmamerge_family fam = { 0 };
+	struct vmamerge_family fam = {
+		.count_kids = READ_ONCE(test_verify_children),
+	};
 	struct anon_vma_chain *avc;
 	int refs = atomic_read(&av->refcount);
 
