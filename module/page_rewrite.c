@@ -255,16 +255,22 @@ static enum vmamerge_refusal vmamerge_rewrite_pte(struct vmamerge_rewrite *rw,
 					false);
 }
 
+/* What one PTE, read under its PTE lock, means for a walk over them. */
+typedef enum vmamerge_refusal (*vmamerge_pte_fn)(void *arg, unsigned long addr,
+						 pte_t pte);
+
 /*
- * The PTEs of [@addr, @end) in the table *@pmd points to.  With mmap_lock
- * held for writing no page table of an anonymous VMA goes away; the
- * recheck under the PTE lock is the stock walkers' discipline all the
+ * @fn for each PTE of [@addr, @end) in the table *@pmd points to, under
+ * the PTE lock, until one refuses; *@stop is where it did.  With
+ * mmap_lock held for writing no page table of an anonymous VMA goes away;
+ * the recheck under the PTE lock is the stock walkers' discipline all the
  * same.  Returns VMAMERGE_R_BUSY if the pmd changed under us.
  */
-static enum vmamerge_refusal vmamerge_rewrite_ptes(struct vmamerge_rewrite *rw,
-						   pmd_t *pmd,
-						   unsigned long addr,
-						   unsigned long end)
+static enum vmamerge_refusal vmamerge_ptes_each(struct mm_struct *mm,
+						pmd_t *pmd, unsigned long addr,
+						unsigned long end,
+						vmamerge_pte_fn fn, void *arg,
+						unsigned long *stop)
 {
 	enum vmamerge_refusal r = VMAMERGE_R_NONE;
 	pte_t *start, *ptep;
@@ -274,18 +280,36 @@ static enum vmamerge_refusal vmamerge_rewrite_ptes(struct vmamerge_rewrite *rw,
 	start = vmamerge_vg_pte_map(pmd, addr, &pmdval);
 	if (!start)
 		return VMAMERGE_R_BUSY;
-	ptl = pte_lockptr(rw->mm, &pmdval);
+	ptl = pte_lockptr(mm, &pmdval);
 	spin_lock(ptl);
 	if (!pmd_same(pmdval, vmamerge_vg_pmdp_get(pmd)))
 		r = VMAMERGE_R_BUSY;
 	for (ptep = start; !r && addr < end; ptep++, addr += PAGE_SIZE) {
-		r = vmamerge_rewrite_pte(rw, addr, ptep_get(ptep));
+		r = fn(arg, addr, ptep_get(ptep));
 		if (r)
-			rw->refusal_addr = addr;
+			*stop = addr;
 	}
 	spin_unlock(ptl);
 	vmamerge_vg_pte_unmap(start);
 	return r;
+}
+
+static enum vmamerge_refusal vmamerge_rewrite_pte_fn(void *rw,
+						     unsigned long addr,
+						     pte_t pte)
+{
+	return vmamerge_rewrite_pte(rw, addr, pte);
+}
+
+/* The PTEs of [@addr, @end) in the table *@pmd points to. */
+static enum vmamerge_refusal vmamerge_rewrite_ptes(struct vmamerge_rewrite *rw,
+						   pmd_t *pmd,
+						   unsigned long addr,
+						   unsigned long end)
+{
+	return vmamerge_ptes_each(rw->mm, pmd, addr, end,
+				  vmamerge_rewrite_pte_fn, rw,
+				  &rw->refusal_addr);
 }
 
 /* A pmd that maps a THP (or the huge zero page), under the PMD lock. */
@@ -434,6 +458,96 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 	if (r)
 		vmamerge_rewrite_release(rw);
 	rw->refusal = r;
+	return r;
+}
+
+/* ---- the edges of a join ---- */
+
+/*
+ * One PTE near @edge, under its PTE lock: a page of a large folio whose
+ * linear range - the addresses its pages have under the VMA's numbering,
+ * from its first page's to its last one's - reaches across @edge; or a
+ * migration entry (a folio in flux: its size may be changing).
+ */
+static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
+					       unsigned long edge)
+{
+	struct folio *folio;
+	struct page *page;
+	unsigned long pfn, first, last;
+
+	if (pte_none(pte))
+		return VMAMERGE_R_NONE;
+	if (!pte_present(pte))
+		return is_migration_entry(pte_to_swp_entry(pte)) ?
+		       VMAMERGE_R_MIGRATION : VMAMERGE_R_NONE;
+	pfn = pte_pfn(pte);
+	if (pte_special(pte) || pte_devmap(pte) || !pfn_valid(pfn))
+		return VMAMERGE_R_NONE;
+	page = pfn_to_page(pfn);
+	folio = page_folio(page);
+	if (!folio_test_large(folio))
+		return VMAMERGE_R_NONE;
+	first = addr - folio_page_idx(folio, page) * PAGE_SIZE;
+	last = first + folio_size(folio) - 1;
+	return first < edge && last >= edge ? VMAMERGE_R_THP : VMAMERGE_R_NONE;
+}
+
+static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
+						  unsigned long addr, pte_t pte)
+{
+	return vmamerge_edge_pte(addr, pte, *(unsigned long *)edge);
+}
+
+/*
+ * vmamerge_edge_check - may the memory of @vma on one side of @edge be
+ * joined, under one numbering, with memory on its other side?  @edge is
+ * an end of @vma where a neighbour joins, or the place inside it where a
+ * move cuts the moved range out.
+ *
+ * Why: rmap finds the pages of a large folio mapped by PTEs by walking
+ * the page tables of each VMA from the address where the folio's first
+ * page would be (vma_address()), and page_vma_mapped_walk() gives up at
+ * the first PMD in that range that maps a THP (or holds a PMD migration
+ * entry): in the stock kernel's numbering a folio's linear range never
+ * holds another folio's PMD mapping.  A folio mapped only in part (split,
+ * partly unmapped or moved) whose range reaches across @edge breaks that
+ * once the other side continues our numbering: a THP mapped there by a
+ * PMD, then or later, hides the folio's pages from every rmap walk -
+ * migration leaves its entries behind (kernel BUG at swapops.h in
+ * migration_entry_wait_on_locked()), reclaim cannot unmap them.
+ * Refused_thp; a migration entry near @edge is refused_migration.
+ *
+ * Only PTEs within a PMD-sized folio of @edge can belong to such a folio;
+ * a PMD mapping is a whole THP inside @vma.  mmap_lock held for writing,
+ * no other lock; takes the PTE locks.
+ */
+enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
+					  unsigned long edge)
+{
+	const unsigned long reach = (HPAGE_PMD_NR - 1) * PAGE_SIZE;
+	unsigned long addr, end, next, stop;
+	enum vmamerge_refusal r = VMAMERGE_R_NONE;
+	pmd_t *pmd;
+	pmd_t pmdval;
+
+	if (!vma->anon_vma)
+		return VMAMERGE_R_NONE;	/* no page of its own */
+	addr = max(vma->vm_start, edge > reach ? edge - reach : 0);
+	end = min(vma->vm_end, edge + reach);
+	for (; !r && addr < end; addr = next) {
+		next = pmd_addr_end(addr, end);
+		pmd = vmamerge_pmd_lookup(vma->vm_mm, addr);
+		if (!pmd)
+			continue;
+		pmdval = vmamerge_vg_pmdp_get(pmd);
+		/* empty, or one whole THP (mapped, or under migration) */
+		if (pmd_none(pmdval) || !pmd_present(pmdval) ||
+		    pmd_trans_huge(pmdval) || pmd_devmap(pmdval))
+			continue;
+		r = vmamerge_ptes_each(vma->vm_mm, pmd, addr, next,
+				       vmamerge_edge_pte_fn, &edge, &stop);
+	}
 	return r;
 }
 

@@ -171,6 +171,16 @@ void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
 /* Release the collected folios unchanged. */
 void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
 
+/*
+ * vmamerge_edge_check - may @vma's memory on one side of @edge (an end of
+ * @vma, or where a move cuts it) join memory on the other side under one
+ * numbering?  Refused_thp when a large folio mapped by PTEs near @edge
+ * has a linear range across it (page_rewrite.c says why).  mmap_lock held
+ * for writing.
+ */
+enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
+					  unsigned long edge);
+
 /* ---- the sharing check (sharing.c) ---- */
 
 /*

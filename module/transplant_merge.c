@@ -203,6 +203,56 @@ static struct vm_area_struct *vmamerge_right(struct vmamerge_merge *m,
 	return vmamerge_candidate(m, next) ? next : NULL;
 }
 
+/* Adopt or transplant, counted; edges and owner checked by the caller. */
+static enum vmamerge_refusal vmamerge_join_rewrite(struct vmamerge_merge *m,
+						   struct vm_area_struct *vma,
+						   struct vm_area_struct *owner)
+{
+	unsigned long pages = 0;
+	enum vmamerge_refusal r;
+
+	if (!vma->anon_vma) {
+		r = vmamerge_adopt_anon_vma(vma, owner);
+		if (!r) {
+			m->rehomed |= VMAMERGE_REHOMED_ADOPT;
+			vmamerge_merge_count(m, VMAMERGE_C_VMAS_ADOPTED, 1);
+		}
+		return r;
+	}
+	r = vmamerge_transplant_allowed(vma, owner);
+	if (!r) {
+		vmamerge_rg_vma_start_write(vma);
+		r = vmamerge_transplant_vma(vma, owner, vma->vm_pgoff, &pages);
+	}
+	if (r)
+		return r;
+	m->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;
+	vmamerge_merge_count(m, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
+	vmamerge_merge_count(m, VMAMERGE_C_PAGES_TRANSPLANTED, pages);
+	vmamerge_merge_count(m, VMAMERGE_C_PAGES_REWRITTEN, pages);
+	trace_vmamerge_rewrite(m->mm, vma->vm_start, vma->vm_end,
+			       vma->vm_pgoff, vma->vm_pgoff, true, pages);
+	return VMAMERGE_R_NONE;
+}
+
+/*
+ * The edges where @vma and @owner face each other (adjacent, or with the
+ * new range between them) must pass vmamerge_edge_check(): once they share
+ * an anon_vma, the stock merge numbers them as one VMA.
+ */
+static enum vmamerge_refusal vmamerge_join_edges(struct vm_area_struct *vma,
+						 struct vm_area_struct *owner)
+{
+	enum vmamerge_refusal r;
+
+	if (owner->vm_end <= vma->vm_start) {
+		r = vmamerge_edge_check(owner, owner->vm_end);
+		return r ?: vmamerge_edge_check(vma, vma->vm_start);
+	}
+	r = vmamerge_edge_check(owner, owner->vm_start);
+	return r ?: vmamerge_edge_check(vma, vma->vm_end);
+}
+
 /*
  * vmamerge_join - make @owner's anon_vma the anon_vma of @vma: adopt it
  * if @vma has none, transplant @vma and its pages otherwise.  Returns
@@ -213,38 +263,16 @@ static struct vm_area_struct *vmamerge_right(struct vmamerge_merge *m,
 static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 			  struct vm_area_struct *owner)
 {
-	unsigned long pages = 0;
 	enum vmamerge_refusal r;
 
 	if (vma->anon_vma == owner->anon_vma)
 		return true;
-	if (!owner->anon_vma) {
+	if (!owner->anon_vma)
 		r = VMAMERGE_R_SPECIAL;
-	} else if (!vma->anon_vma) {
-		r = vmamerge_adopt_anon_vma(vma, owner);
-		if (!r) {
-			m->rehomed |= VMAMERGE_REHOMED_ADOPT;
-			vmamerge_merge_count(m, VMAMERGE_C_VMAS_ADOPTED, 1);
-		}
-	} else {
-		r = vmamerge_transplant_allowed(vma, owner);
-		if (!r) {
-			vmamerge_rg_vma_start_write(vma);
-			r = vmamerge_transplant_vma(vma, owner, vma->vm_pgoff,
-						    &pages);
-		}
-		if (!r) {
-			m->rehomed |= VMAMERGE_REHOMED_TRANSPLANT;
-			vmamerge_merge_count(m, VMAMERGE_C_VMAS_TRANSPLANTED, 1);
-			vmamerge_merge_count(m, VMAMERGE_C_PAGES_TRANSPLANTED,
-					     pages);
-			vmamerge_merge_count(m, VMAMERGE_C_PAGES_REWRITTEN,
-					     pages);
-			trace_vmamerge_rewrite(m->mm, vma->vm_start,
-					       vma->vm_end, vma->vm_pgoff,
-					       vma->vm_pgoff, true, pages);
-		}
-	}
+	else
+		r = vmamerge_join_edges(vma, owner);
+	if (!r)
+		r = vmamerge_join_rewrite(m, vma, owner);
 	if (r) {
 		vmamerge_tm_refused(m, vma, r);
 		return false;

@@ -292,6 +292,83 @@ static void vmamerge_verify_migration(struct vmamerge_vctx *c,
 			   addr, page_to_pfn(page));
 }
 
+/*
+ * Where rmap's walk of @vma for @folio starts: vma_address() of its first
+ * page - the address that page has under the VMA's numbering, or the
+ * VMA's start for a folio that begins before it.  0: the folio lies
+ * beyond the VMA's end (rmap would not look here at all).
+ */
+static unsigned long vmamerge_walk_start(struct vm_area_struct *vma,
+					 struct folio *folio)
+{
+	pgoff_t index = READ_ONCE(folio->index);
+	unsigned long addr;
+
+	if (index < vma->vm_pgoff)
+		return vma->vm_start;
+	addr = vma->vm_start + ((index - vma->vm_pgoff) << PAGE_SHIFT);
+	return addr >= vma->vm_start && addr < vma->vm_end ? addr : 0;
+}
+
+/*
+ * The pmd that maps @addr in @mm, or NULL where no page table reaches it
+ * (verify.h).  The upper levels of a range inside a VMA stay while
+ * mmap_lock is held; anonymous memory has no PUD leaves.
+ */
+pmd_t *vmamerge_pmd_lookup(struct mm_struct *mm, unsigned long addr)
+{
+	pgd_t *pgd = pgd_offset(mm, addr);
+	p4d_t *p4d;
+	pud_t *pud;
+
+	if (pgd_none(READ_ONCE(*pgd)) || pgd_bad(READ_ONCE(*pgd)))
+		return NULL;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(READ_ONCE(*p4d)) || p4d_bad(READ_ONCE(*p4d)))
+		return NULL;
+	pud = pud_offset(p4d, addr);
+	if (!pud_present(READ_ONCE(*pud)) || pud_leaf(READ_ONCE(*pud)) ||
+	    pud_bad(READ_ONCE(*pud)))
+		return NULL;
+	return pmd_offset(pud, addr);
+}
+
+/* A peek at the pmd of @addr: a THP or a PMD migration entry there? */
+static bool vmamerge_pmd_is_huge(struct mm_struct *mm, unsigned long addr)
+{
+	pmd_t *pmdp = vmamerge_pmd_lookup(mm, addr);
+	pmd_t pmd;
+
+	if (!pmdp)
+		return false;
+	pmd = vmamerge_vg_pmdp_get(pmdp);
+	return !pmd_none(pmd) && (!pmd_present(pmd) || pmd_trans_huge(pmd));
+}
+
+/*
+ * REACH: page @page of a large @folio, mapped by the PTE at @addr, must
+ * be reachable by rmap.  page_vma_mapped_walk() walks from where the
+ * walk starts (vmamerge_walk_start()) towards it and gives up at the
+ * first PMD that maps a THP or holds a PMD migration entry; a folio's
+ * pages lie within one PMD size of its start, so only the start's own PMD
+ * can be in the way.  A page rmap cannot reach keeps migration entries
+ * forever once it is migrated (the next fault BUGs) and cannot be
+ * reclaimed.  The PMD is peeked at without its lock: a THP there is in
+ * the way whenever it is there.
+ */
+static void vmamerge_verify_reach(struct vmamerge_vctx *c, unsigned long addr,
+				  struct folio *folio)
+{
+	unsigned long start = vmamerge_walk_start(c->vma, folio);
+
+	if (!start || (start & PMD_MASK) == (addr & PMD_MASK) || start > addr)
+		return;
+	if (vmamerge_pmd_is_huge(c->mm, start))
+		vmamerge_violation(c, VMAMERGE_VIOL_TREE, addr, start, addr,
+				   "large folio page at %#lx unreachable: rmap's walk from %#lx stops at a huge pmd",
+				   addr, start);
+}
+
 static void vmamerge_verify_pte(struct vmamerge_vctx *c, unsigned long addr,
 				pte_t pte)
 {
@@ -320,6 +397,8 @@ static void vmamerge_verify_pte(struct vmamerge_vctx *c, unsigned long addr,
 	folio = page_folio(page);
 	vmamerge_check_folio(c, addr, folio, folio_page_idx(folio, page), 1,
 			     false);
+	if (folio_test_large(folio))
+		vmamerge_verify_reach(c, addr, folio);
 }
 
 /*

@@ -14,6 +14,12 @@
  * Per-kernel helpers (kernel-<series>/verify_glue.c):
  */
 
+/*
+ * The pmd that maps @addr in @mm, or NULL if no page table reaches it
+ * (verify.c).  mmap_lock held.
+ */
+pmd_t *vmamerge_pmd_lookup(struct mm_struct *mm, unsigned long addr);
+
 /* A lockless snapshot of *@pmd, as the series' page walkers take it. */
 pmd_t vmamerge_vg_pmdp_get(pmd_t *pmd);
 

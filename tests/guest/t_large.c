@@ -29,6 +29,9 @@
  *     folios of that size, that size always on for the case, moved behind
  *     a larger VMA of another mapping on a folio boundary and half a folio
  *     off one: transplanted and renumbered whole.
+ *  6. "thp in part next to a huge neighbour": part of a split THP next to
+ *     a VM_HUGEPAGE mapping whose whole PMD a THP fills: refused_thp
+ *     (the folio's pages would become unreachable by rmap), see below.
  * Every step: the exact layout ("~": a page offset that is not linear),
  * every page byte-exact, the rmap verifier, the counters below (global,
  * debugfs: this test runs alone), and that the moved pages are still
@@ -375,6 +378,55 @@ out:
 }
 
 /*
+ * 6: "thp in part next to a huge neighbour" - the pages of a split THP
+ * that rmap must still find after a merge.  36 of its pages (387-422,
+ * tags 388-423) moved to page 1536, next to nothing: not rewritten; their
+ * folio's linear range reaches 387 pages below page 1536.  Then a VM_HUGEPAGE mapping at pages 1024-1535 (a
+ * whole PMD) next to them: joining it would number it to continue the 36
+ * pages, so their folio's range would cover it - and once a THP is
+ * faulted there (a PMD mapping), rmap's walk for the folio, which starts
+ * where its first page would be, stops at that PMD and never reaches the
+ * 36 pages (a migration leaves its entries behind: the kernel BUG that
+ * 6.1's torture found, page_rewrite.c).  So: refused_thp, the stock
+ * layout, the THP faulted, every page byte-exact, and the verifier's
+ * REACH check clean.  With the module before the fix: merged, and the
+ * verifier reports the unreachable pages.
+ */
+static void t_part_next_to_huge(void)
+{
+	const char *ctx = "thp in part next to a huge neighbour";
+	const char *lay = "0-387 423-512 1024-1536 1536-1572~";
+	unsigned long i;
+	struct snap s;
+
+	if (split_thps_at(ctx, 0, 1, 1))
+		goto out;
+	if (!ok(!move(387, 36, 1536), "%s: 36 pages moved to page 1536", ctx))
+		goto out;
+	expect_layout(ctx, "0-387 423-512 1536-1572~", "0-387 423-512 1536-1572~",
+		      "0-387 423-512 1536-1572~");
+	snap_take(&s);
+	if (!ok(!page_map_huge(pg(1024), HPG_PAGES),
+		"%s: VM_HUGEPAGE mapping at pages 1024-1535", ctx))
+		goto out;
+	expect_layout(ctx, lay, lay, lay);
+	/* renumber alone: a never-faulted VMA cannot adopt, no plan */
+	expect_counters(ctx, &s, "refused_thp+1", "");
+	for (i = 0; i < HPG_PAGES; i++)
+		page_fill(pg(1024 + i), 7000 + i);
+	if (page_large(1024) == 0)
+		skip("no THP faulted at page 1024", "%s: a THP there", ctx);
+	expect_layout(ctx, lay, lay, lay);
+	expect_data(ctx, 0, 387, 1);
+	expect_data(ctx, 423, HPG_PAGES - 423, 424);
+	expect_data(ctx, 1536, 36, 388);
+	expect_data(ctx, 1024, HPG_PAGES, 7000);
+	verified(ctx);
+out:
+	clear_window();
+}
+
+/*
  * The child keeps the THP's last page only and says so on @ready; it
  * checks that page once the parent closes @go, and exits 0 if it is right.
  */
@@ -546,6 +598,7 @@ int main(int argc, char **argv)
 	t_two_reversed();
 	t_straddling();
 	t_shared_with_child();
+	t_part_next_to_huge();
 	t_mthp_sizes();
 	return tap_exit();
 }
