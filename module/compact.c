@@ -46,21 +46,6 @@
 #include "page_rewrite.h"
 
 /*
- * Is @vma worth offering?  A VMA the module may rewrite, right behind one
- * it may rewrite with the same flags (but VM_SOFTDIRTY).  The decision
- * point checks everything else; this only keeps the walk from making a
- * merge attempt - counted in merge_attempts - for every VMA of the mm.
- * Merging to the right is covered when the next VMA is offered.
- */
-static bool vmamerge_compact_candidate(struct vm_area_struct *prev,
-				       struct vm_area_struct *vma)
-{
-	return prev && prev->vm_end == vma->vm_start &&
-	       vmamerge_vma_rewritable(prev) && vmamerge_vma_rewritable(vma) &&
-	       !((prev->vm_flags ^ vma->vm_flags) & ~VM_SOFTDIRTY);
-}
-
-/*
  * One slice: offer the VMAs from *@addr on until the slice is used up.
  * Returns true when the walk reached the end.  mmap_lock held for writing.
  */
@@ -71,7 +56,13 @@ static bool vmamerge_compact_slice(struct mm_struct *mm, unsigned long *addr,
 
 	vma = find_vma_prev(mm, *addr, &prev);
 	while (vma) {
-		if (vmamerge_compact_candidate(prev, vma)) {
+		/*
+		 * Only a VMA that may merge with the one before it: keeps
+		 * the walk from making a merge attempt - counted in
+		 * merge_attempts - for every VMA of the mm.  Merging to the
+		 * right is covered when the next VMA is offered.
+		 */
+		if (vmamerge_vmas_joinable(prev, vma)) {
 			c->vmas_offered++;
 			merged = vmamerge_rg_merge_in_place(vma,
 							    VMAMERGE_PATH_COMPACT,

@@ -13,12 +13,16 @@
  * above both, so a folio we cannot trylock is a transient refusal: the
  * caller drops everything and tries again.
  *
- * Why folios are kept locked until the commit: a swap-cache folio that no
- * PTE maps can be migrated without any rmap walk (so without the anon_vma
- * lock); migration copies index to the new folio under the folio lock.
- * Mapped folios are locked too: every path that changes their mapping or
- * index (migration, KSM, reclaim, split) holds the folio lock, so the
- * rewrite never races with one, whatever rmap lock it uses.
+ * Which folios are kept locked until the commit: large folios (split and
+ * migration read their pages' state under the folio lock) and swap-cache
+ * folios no PTE maps (migration moves those without any rmap walk, so
+ * without the anon_vma lock, copying index under the folio lock).  An
+ * order-0 folio that a present PTE of the VMA maps is neither locked nor
+ * referenced: everything that could unmap, free, migrate, split or share
+ * it, or write its index or mapping, needs a lock we hold for writing
+ * (vmamerge_rewrite_commit() names each); the commit finds it again with
+ * a second walk of the page tables.  That walk reads PTEs, where a folio
+ * list would cost a lock, a reference and a slot per page.
  */
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
@@ -124,25 +128,52 @@ static enum vmamerge_refusal vmamerge_rewrite_keep(struct vmamerge_rewrite *rw,
 }
 
 /*
- * A present folio under its PTE or PMD lock: trylock it first, so that the
- * sharing check reads state that the folio lock pins too (swap-cache
- * membership), then check and keep it.
+ * An order-0 folio mapped by one PTE of the VMA that passed the sharing
+ * check (@r is its result): neither locked nor referenced nor listed -
+ * the commit walks the page tables again and rewrites it where it finds
+ * it (vmamerge_commit_pte()).  Nothing can unmap, free, split, migrate or
+ * share it meanwhile, nor write its index or mapping: see the comment
+ * above vmamerge_rewrite_commit().
+ */
+static enum vmamerge_refusal vmamerge_rewrite_small(struct vmamerge_rewrite *rw,
+						    enum vmamerge_refusal r)
+{
+	if (!r) {
+		rw->nr_small++;
+		rw->nr_pages++;
+	}
+	return r;
+}
+
+/*
+ * A present folio under its PTE or PMD lock.  An order-0 folio that is
+ * not in the swap cache is checked without its lock (vmamerge_check_mapped()
+ * reads nothing the locks we hold do not pin).  Any other one is trylocked
+ * first, so that the sharing check reads state that the folio lock pins
+ * too (swap-cache membership and slot); an order-0 one is then unlocked
+ * again - what the check proved stays true under our locks (sharing.c) -
+ * and a large one is kept locked and referenced until the commit.
  */
 static enum vmamerge_refusal
 vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
 			 struct page *page, unsigned long addr, bool pmd_mapped)
 {
+	bool small = !pmd_mapped && !folio_test_large(folio);
 	enum vmamerge_refusal r;
 
+	if (small && !folio_test_swapcache(folio))
+		return vmamerge_rewrite_small(rw,
+					      vmamerge_check_mapped(rw, folio,
+								    addr));
 	if (!folio_trylock(folio))
 		return VMAMERGE_R_BUSY;
 	r = vmamerge_check_present(rw, folio, page, addr, pmd_mapped);
-	if (r) {
+	if (r || small) {
 		folio_unlock(folio);
-		return r;
+		return small ? vmamerge_rewrite_small(rw, r) : r;
 	}
 	r = vmamerge_rewrite_keep(rw, folio);
-	if (!r && folio_test_large(folio) && !pmd_mapped) {
+	if (!r && !pmd_mapped) {
 		rw->open_folio = folio;
 		rw->open_idx = 1;
 		rw->open_addr = addr + PAGE_SIZE;
@@ -301,6 +332,36 @@ static enum vmamerge_refusal vmamerge_rewrite_pte_fn(void *rw,
 	return vmamerge_rewrite_pte(rw, addr, pte);
 }
 
+static void vmamerge_folio_rewrite(struct folio *folio, long delta,
+				   unsigned long mapping);
+
+/*
+ * The commit's walk: one PTE that mapped, when the collect walk checked
+ * it, what it maps now (nothing changes a PTE of this VMA in between:
+ * page_rewrite.h).  The order-0 folios are the collect walk's unlisted
+ * ones (vmamerge_rewrite_small()); large ones are on the list, the zero
+ * page and swap entries carry no index to rewrite.
+ */
+static enum vmamerge_refusal vmamerge_commit_pte(void *arg, unsigned long addr,
+						 pte_t pte)
+{
+	struct vmamerge_rewrite *rw = arg;
+	struct folio *folio;
+	unsigned long pfn;
+
+	if (!pte_present(pte))
+		return VMAMERGE_R_NONE;
+	pfn = pte_pfn(pte);
+	if (is_zero_pfn(pfn))
+		return VMAMERGE_R_NONE;
+	folio = page_folio(pfn_to_page(pfn));
+	if (folio_test_large(folio))
+		return VMAMERGE_R_NONE;
+	vmamerge_folio_rewrite(folio, rw->delta, rw->new_mapping);
+	rw->nr_small--;
+	return VMAMERGE_R_NONE;
+}
+
 /* The PTEs of [@addr, @end) in the table *@pmd points to. */
 static enum vmamerge_refusal vmamerge_rewrite_ptes(struct vmamerge_rewrite *rw,
 						   pmd_t *pmd,
@@ -308,8 +369,9 @@ static enum vmamerge_refusal vmamerge_rewrite_ptes(struct vmamerge_rewrite *rw,
 						   unsigned long end)
 {
 	return vmamerge_ptes_each(rw->mm, pmd, addr, end,
-				  vmamerge_rewrite_pte_fn, rw,
-				  &rw->refusal_addr);
+				  rw->committing ? vmamerge_commit_pte :
+						   vmamerge_rewrite_pte_fn,
+				  rw, &rw->refusal_addr);
 }
 
 /* A pmd that maps a THP (or the huge zero page), under the PMD lock. */
@@ -363,7 +425,8 @@ static enum vmamerge_refusal vmamerge_rewrite_pmd(struct vmamerge_rewrite *rw,
 		return VMAMERGE_R_DEVICE;
 	}
 	if (pmd_trans_huge(pmdval))
-		return vmamerge_rewrite_huge(rw, pmd, addr);
+		return rw->committing ? VMAMERGE_R_NONE :	/* listed */
+					vmamerge_rewrite_huge(rw, pmd, addr);
 	return vmamerge_rewrite_ptes(rw, pmd, addr, end);
 }
 
@@ -444,6 +507,7 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 	enum vmamerge_refusal r;
 
 	rw->nr_folios = 0;
+	rw->nr_small = 0;
 	rw->nr_pages = 0;
 	rw->refusal_addr = 0;
 	rw->open_folio = NULL;
@@ -591,15 +655,42 @@ static void vmamerge_rewrite_drop(struct folio *folio)
 	folio_put(folio);
 }
 
+static void vmamerge_folio_rewrite(struct folio *folio, long delta,
+				   unsigned long mapping)
+{
+	if (delta)
+		WRITE_ONCE(folio->index, folio->index + delta);
+	if (mapping)
+		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
+}
+
 /*
  * The new index (old + @delta) and, with @to, the new anon_vma are written
  * once per folio (a large folio's pages take both from the head: index
- * from the folio, mapping from its first page), with the folio locked and
- * the root anon_vma(s) held for writing.  A folio's mapping names its
- * anon_vma with PAGE_MAPPING_ANON set.
+ * from the folio, mapping from its first page), with the root anon_vma(s)
+ * held for writing.  A folio's mapping names its anon_vma with
+ * PAGE_MAPPING_ANON set.  Order-0 folios mapped by a PTE are found by a
+ * second walk and written under the PTE lock, unlocked (below); the
+ * listed ones - large folios, swap-cache folios no PTE maps - under their
+ * folio lock.
  *
- * Who reads them, and what keeps each away from a half-done rewrite (both
- * builds):
+ * Who writes them otherwise, and what keeps each away (both builds):
+ *  - a fault of this mm (folio_move_anon_rmap() on a write fault reusing
+ *    the page, a new anon rmap), fork, KSM's scan (mmap_lock for reading
+ *    of this mm), userfaultfd's UFFDIO_MOVE (6.12: mmap_lock or both
+ *    VMAs' locks): excluded by mmap_lock (write) and the VMA's write lock;
+ *  - migration (move_to_new_folio() copies both to the new folio), split,
+ *    reclaim: under the folio lock, but only after an rmap walk unmapped
+ *    the folio - excluded by the root's rwsem while a present PTE of ours
+ *    maps it.  That is why a folio no PTE maps (in the swap cache only:
+ *    migration needs no walk for it) and a large folio (split and
+ *    migration also read its pages' state under the folio lock) are
+ *    rewritten locked;
+ *  - freeing clears mapping: a folio our PTE maps stays allocated until
+ *    that PTE goes (munmap, madvise, the OOM reaper: this mm's mmap_lock;
+ *    rmap unmapping: the root's rwsem).
+ *
+ * Who reads them, and what keeps each away from a half-done rewrite:
  *  - folio->index: rmap walks (rmap_walk_anon() and so folio_referenced(),
  *    try_to_unmap(), try_to_migrate(), page_idle, DAMON; vma_address() and
  *    page_vma_mapped_walk() inside them) hold the anon_vma lock: excluded
@@ -607,30 +698,38 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  *    madvise cold/pageout, mlock, mempolicy, on large folios) run under
  *    this mm's mmap_lock or the VMA's lock: excluded by ours.  Split,
  *    migration, KSM and swap-in (ksm_might_need_to_copy()) read and copy
- *    it under the folio lock, which we hold.  dump_page() prints it.
+ *    it after the rmap walk or fault above.  dump_page() prints it.
  *  - folio->mapping: folio_lock_anon_vma_read() and folio_get_anon_vma()
- *    read it without any lock (reclaim's folio_referenced() on a folio it
- *    did not lock, page_idle, DAMON): they may see the old anon_vma, which
- *    is why an emptied one is put only after an RCU grace period
- *    (transplant.c); every other reader holds the folio lock.  The
- *    PAGE_MAPPING_ANON bit that folio_test_anon(), PageAnon() and
- *    /proc/kpageflags read locklessly is set in the old and the new value.
+ *    read it without any lock (reclaim's folio_referenced(), page_idle,
+ *    DAMON; migration and try_to_unmap() under the folio lock, which an
+ *    order-0 folio's rewrite does not hold): they may see the old
+ *    anon_vma - and then, once they have its lock, walk a tree that no
+ *    longer holds our VMA and find nothing, the outcome of a walk that
+ *    raced with an unmap.  An emptied old anon_vma is put only after an
+ *    RCU grace period (transplant.c), so the pointer they read stays
+ *    valid.  The PAGE_MAPPING_ANON bit that folio_test_anon(), PageAnon()
+ *    and /proc/kpageflags read locklessly is set in the old and the new
+ *    value.
  */
 void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
 			     struct anon_vma *to)
 {
-	void *mapping = (void *)to + PAGE_MAPPING_ANON;
-	struct folio *folio;
+	unsigned long mapping = to ? (unsigned long)to + PAGE_MAPPING_ANON : 0;
+	enum vmamerge_refusal r;
 	unsigned long i;
 
+	if (rw->nr_small && (delta || to)) {
+		rw->delta = delta;
+		rw->new_mapping = mapping;
+		rw->committing = true;
+		r = vmamerge_rewrite_walk(rw);
+		rw->committing = false;
+		/* the collect walk counted what this one must find */
+		WARN_ON_ONCE(r || rw->nr_small);
+	}
 	for (i = 0; i < rw->nr_folios; i++) {
-		folio = rw->folios[i];
-		if (delta)
-			WRITE_ONCE(folio->index, folio->index + delta);
-		if (to)
-			WRITE_ONCE(folio->mapping,
-				   (struct address_space *)mapping);
-		vmamerge_rewrite_drop(folio);
+		vmamerge_folio_rewrite(rw->folios[i], delta, mapping);
+		vmamerge_rewrite_drop(rw->folios[i]);
 	}
 	rw->nr_folios = 0;
 }

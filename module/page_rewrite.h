@@ -10,11 +10,14 @@
  * locks) and the root anon_vma's rwsem held for writing:
  *
  *  1. collect: walk the VMA's page tables; every anonymous folio it maps,
- *     present or in the swap cache, must pass the sharing check and be
- *     trylocked; the walk keeps them locked and referenced.  Anything that
- *     cannot be proved safe ends the walk with a refusal;
+ *     present or in the swap cache, must pass the sharing check.  Large
+ *     folios and swap-cache folios are trylocked for it and kept locked
+ *     and referenced on a list; order-0 folios a PTE maps are only
+ *     counted (page_rewrite.c says why no lock is needed for them).
+ *     Anything that cannot be proved safe ends the walk with a refusal;
  *  2. commit: the caller changes the VMA, then every collected folio's
- *     index, and releases them.
+ *     index (and anon_vma): the order-0 ones found by a second walk, the
+ *     listed ones released after.
  *
  * A refusal that time can cure (a migration entry, a folio locked by
  * someone else) is retried a bounded number of times after every lock has
@@ -86,6 +89,22 @@ static inline bool vmamerge_vma_rewritable(struct vm_area_struct *vma)
 	       !is_vm_hugetlb_page(vma);
 }
 
+/*
+ * vmamerge_vmas_joinable - may the adjacent VMAs @prev and @next (@prev
+ * ends where @next starts) ever merge through the module?  Both are VMAs
+ * it may rewrite, with the same flags but VM_SOFTDIRTY: the cheap,
+ * metadata-only filter in front of a merge attempt that would otherwise
+ * fail for reasons no rewrite changes.  The decision point checks the
+ * rest (policy, userfaultfd context, name, offsets, anon_vmas).
+ */
+static inline bool vmamerge_vmas_joinable(struct vm_area_struct *prev,
+					  struct vm_area_struct *next)
+{
+	return prev && next && prev->vm_end == next->vm_start &&
+	       vmamerge_vma_rewritable(prev) && vmamerge_vma_rewritable(next) &&
+	       !((prev->vm_flags ^ next->vm_flags) & ~VM_SOFTDIRTY);
+}
+
 /* Is @r worth another try after dropping every lock? */
 static inline bool vmamerge_refusal_transient(enum vmamerge_refusal r)
 {
@@ -118,6 +137,15 @@ struct vmamerge_rewrite {
 	unsigned long nr_folios;
 	unsigned long max_folios;
 	unsigned long nr_pages;		/* pages of the collected folios */
+	/*
+	 * Order-0 folios mapped by a PTE: checked by the collect walk but
+	 * not listed; the commit finds them with a second walk
+	 * (@committing), writing @delta and @new_mapping.
+	 */
+	unsigned long nr_small;
+	long delta;
+	unsigned long new_mapping;	/* 0: the anon_vma stays */
+	bool committing;
 	/*
 	 * A large folio mapped by PTEs, kept when the walk met its first
 	 * page: each of its other pages must follow, mapped by the next
@@ -163,7 +191,9 @@ vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
 
 /*
  * Add @delta to every collected folio's index and, if @to is not NULL,
- * point it at @to; unlock and release them.
+ * point it at @to; unlock and release the listed ones.  The VMA's range
+ * and page tables must be the ones the collect walk saw (the locks are
+ * held throughout; the caller may change vm_pgoff and the anon_vma).
  */
 void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
 			     struct anon_vma *to);
@@ -195,6 +225,15 @@ enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
 					     struct page *page,
 					     unsigned long addr,
 					     bool pmd_mapped);
+/*
+ * The part of vmamerge_check_present() that needs no folio lock: @folio is
+ * mapped at @addr by @rw->vma whole (order 0 by one PTE, or by a PMD) -
+ * is it anonymous, not KSM, not pinned, mapped once, and does rmap know
+ * it where it is?  Under the PTE or PMD lock.
+ */
+enum vmamerge_refusal vmamerge_check_mapped(struct vmamerge_rewrite *rw,
+					    struct folio *folio,
+					    unsigned long addr);
 /* A further page of a large folio mapped by PTEs, under its PTE lock. */
 enum vmamerge_refusal vmamerge_check_large_next(struct page *page);
 /*

@@ -8,9 +8,11 @@
  * be decided is refused; the refusal names the reason.
  *
  * Called by the page rewrite walker (page_rewrite.c) with the folio
- * locked, under the PTE or PMD lock that maps it (or, for a swap-cache
- * folio, the lock of the swap PTE naming its slot), under the root
- * anon_vma's rwsem held for writing and mmap_lock held for writing.
+ * locked - but vmamerge_check_mapped() for an order-0 folio that was not
+ * in the swap cache when the walker looked: it reads no swap state -
+ * under the PTE or PMD lock that maps it (or, for a swap-cache folio, the
+ * lock of the swap PTE naming its slot), under the root anon_vma's rwsem
+ * held for writing and mmap_lock held for writing.
  * folio_mapcount() counts a PMD mapping once on both builds (6.1: entire
  * mappings plus each page's own, mm/util.c; 6.12: _large_mapcount);
  * __swap_count() is the slot's count of swap PTEs without SWAP_HAS_CACHE
@@ -18,8 +20,10 @@
  *
  * Under these a mapcount of one cannot grow: a new mapping of an anonymous
  * folio comes from fork (mmap_lock of this mm), a fault of this mm (same),
- * a swap-in elsewhere (needs a swap PTE elsewhere: checked) or KSM (needs
- * the folio lock).
+ * a swap-in elsewhere (needs a swap PTE elsewhere: checked for a folio in
+ * the swap cache; one that reclaim adds to it after we looked gets a swap
+ * PTE only from an rmap unmap, excluded by the rwsem) or KSM (its scan
+ * holds this mm's mmap_lock, and the folio lock).
  */
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -112,11 +116,9 @@ enum vmamerge_refusal vmamerge_check_large_next(struct page *page)
 						 VMAMERGE_R_SHARED;
 }
 
-enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
-					     struct folio *folio,
-					     struct page *page,
-					     unsigned long addr,
-					     bool pmd_mapped)
+enum vmamerge_refusal vmamerge_check_mapped(struct vmamerge_rewrite *rw,
+					    struct folio *folio,
+					    unsigned long addr)
 {
 	enum vmamerge_refusal r = vmamerge_check_kind(folio);
 
@@ -125,23 +127,36 @@ enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
 	/* the pin may be a DMA target that a later fault must not copy */
 	if (folio_maybe_dma_pinned(folio))
 		return VMAMERGE_R_PINNED;
-	if (folio_test_large(folio) && !pmd_mapped) {
-		r = vmamerge_check_large_first(folio, page);
-		if (r)
-			return r;
-		return vmamerge_check_rmap(rw, folio, 0, addr);
-	}
 	if (folio_mapcount(folio) != 1)
 		return VMAMERGE_R_SHARED;
-	if (folio_test_swapcache(folio)) {
-		/* its slot must not be named by a swap PTE anywhere */
-		if (folio_test_large(folio))
-			return VMAMERGE_R_THP;
-		if (__swap_count(vmamerge_vg_folio_swap(folio)))
-			return VMAMERGE_R_SHARED;
+	return vmamerge_check_rmap(rw, folio, 0, addr);
+}
+
+enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
+					     struct folio *folio,
+					     struct page *page,
+					     unsigned long addr,
+					     bool pmd_mapped)
+{
+	enum vmamerge_refusal r;
+
+	if (folio_test_large(folio) && !pmd_mapped) {
+		r = vmamerge_check_kind(folio);
+		if (!r && folio_maybe_dma_pinned(folio))
+			r = VMAMERGE_R_PINNED;
+		if (!r)
+			r = vmamerge_check_large_first(folio, page);
+		return r ?: vmamerge_check_rmap(rw, folio, 0, addr);
 	}
-	return vmamerge_check_rmap(rw, folio, folio_page_idx(folio, page),
-				   addr);
+	r = vmamerge_check_mapped(rw, folio, addr);
+	if (r || !folio_test_swapcache(folio))
+		return r;
+	/* its slot must not be named by a swap PTE anywhere */
+	if (folio_test_large(folio))
+		return VMAMERGE_R_THP;
+	if (__swap_count(vmamerge_vg_folio_swap(folio)))
+		return VMAMERGE_R_SHARED;
+	return VMAMERGE_R_NONE;
 }
 
 enum vmamerge_refusal vmamerge_check_swapcache(struct vmamerge_rewrite *rw,

@@ -394,20 +394,45 @@ void vmamerge_rehome_for_merge(struct vmamerge_merge *m)
 }
 
 /*
+ * May the new range's VMA @a merge with @b on 6.1's post-mmap() path?
+ * That path renumbers nothing (vmamerge_may_renumber()), so besides what
+ * vmamerge_vmas_joinable() asks the offsets must continue already.
+ */
+static bool vmamerge_mmap_joinable(struct vm_area_struct *a,
+				   struct vm_area_struct *b)
+{
+	return vmamerge_vmas_joinable(a, b) &&
+	       a->vm_pgoff + vma_pages(a) == b->vm_pgoff;
+}
+
+/*
  * vmamerge_after_mmap - 6.1's do_mmap() mapped an anonymous private range
- * at @addr (kernel-6.1/do_mmap.c): offer the VMA there to the merge logic
- * through the decision point, which joins a neighbour with another
- * anon_vma.  Called with mmap_lock still held for writing since
+ * [@addr, @addr + @len) (kernel-6.1/do_mmap.c): offer the VMA there to the
+ * merge logic through the decision point, which joins a neighbour with
+ * another anon_vma.  Called with mmap_lock still held for writing since
  * mmap_region() made the VMA, so the VMA containing @addr is the one it
  * left (new, or a neighbour expanded over the range); it may be merged
  * away here.  Counted as any merge of the decision point.
+ *
+ * Only when a neighbour touches the range that could merge with the VMA
+ * but for the anon_vma: most new mappings touch none, or the stock logic
+ * merged them already, and a merge attempt costs a fifth of an mmap()
+ * (docs/benchmarks.md).  A side of the VMA the range does not reach was
+ * there before this mmap(), and so was what lies beyond it.
  */
-void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr)
+void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr,
+			 unsigned long len)
 {
-	struct vm_area_struct *vma;
+	struct vm_area_struct *vma, *prev;
 
 	lockdep_assert_held_write(&mm->mmap_lock);
-	vma = vma_lookup(mm, addr);
-	if (vma && vmamerge_vma_rewritable(vma))
+	vma = find_vma_prev(mm, addr, &prev);
+	if (!vma || vma->vm_start > addr)
+		return;
+	if ((vma->vm_start == addr && vmamerge_mmap_joinable(prev, vma)) ||
+	    (vma->vm_end == addr + len &&
+	     vmamerge_mmap_joinable(vma, find_vma(mm, vma->vm_end))))
 		vmamerge_rg_merge_in_place(vma, VMAMERGE_PATH_MMAP, NULL);
+	else	/* the VMA count may have grown: as a failed attempt does */
+		vmamerge_compact_maybe_queue(mm);
 }

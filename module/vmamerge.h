@@ -222,7 +222,8 @@ void vmamerge_rehome_for_merge(struct vmamerge_merge *m);
 bool vmamerge_attrs_match(const struct vmamerge_merge *m,
 			  struct vm_area_struct *vma);
 /* ... and offer a new anonymous mapping at @addr to the merge logic (6.1) */
-void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr);
+void vmamerge_after_mmap(struct mm_struct *mm, unsigned long addr,
+			 unsigned long len);
 /* vmamerge_merge_done - the stock result (@merged NULL: no merge). */
 void vmamerge_merge_done(struct vmamerge_merge *m,
 			 struct vm_area_struct *merged);

@@ -297,6 +297,6 @@ unsigned long vmamerge_61_do_mmap(struct file *file, unsigned long addr,
 	if (!IS_ERR_VALUE(addr) && !file && !(vm_flags & VM_SHARED) &&
 	    vmamerge_mm_active(mm) &&
 	    vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT))
-		vmamerge_after_mmap(mm, addr);
+		vmamerge_after_mmap(mm, addr, len);
 	return addr;
 }
