@@ -21,7 +21,9 @@
  *
  *  - the parts are the source VMA (the whole VMA: a moved range keeps its
  *    pages in it until move_page_tables() runs, and a VMA has one page
- *    offset) and the neighbours that would merge;
+ *    offset - which is why a moved part of a VMA that may merge at the
+ *    destination is split off first: vmamerge_move_isolate()) and the
+ *    neighbours that would merge;
  *  - the anchor keeps its numbering and, if it has one, its anon_vma;
  *    every other part takes both: renumbered (renumber.c) and/or
  *    transplanted (transplant.c, one pass for both), or, never faulted,
@@ -51,8 +53,9 @@
  *    (vmamerge_move_isolate()): the moved part is split off the source
  *    VMA, as do_vmi_munmap() would split it right after the move anyway,
  *    and the part left next to the destination becomes an ordinary
- *    neighbour.  Not with MREMAP_DONTUNMAP, whose source and destination
- *    must stay apart;
+ *    neighbour.  The same split serves a part moved next to another
+ *    VMA: only its pages are rewritten.  Not with MREMAP_DONTUNMAP, whose
+ *    source and destination must stay apart;
  *  - offsets that would wrap around (counted refused_special).
  * A never-faulted neighbour that merges with the faulted range adopts its
  * anon_vma here, before any PTE moves: the stock merge of 6.1/6.12 refuses
@@ -313,17 +316,58 @@ static unsigned long vmamerge_move_old_len(struct vm_area_struct *vma,
 }
 
 /*
+ * Could the VMA @nb, which touches the destination of a range moved out of
+ * @vma, merge with it?  Flags only (vmamerge_vmas_joinable()'s test): the
+ * move's decision checks the rest.  Not @vma itself.
+ */
+static bool vmamerge_move_nb_joinable(struct vm_area_struct *vma,
+				      struct vm_area_struct *nb)
+{
+	return nb && nb != vma && vmamerge_vma_rewritable(nb) &&
+	       !((nb->vm_flags ^ vma->vm_flags) & ~VM_SOFTDIRTY);
+}
+
+/*
+ * Would the range moved out of @vma to [@addr, @end) be worth a part of
+ * its own?  If the destination touches @vma itself, when a part of @vma
+ * stays next to it after the move [@old_addr, @old_end); else when a VMA
+ * that could merge with the range touches the destination.
+ */
+static bool vmamerge_move_worth_isolating(struct vm_area_struct *vma,
+					  unsigned long addr, unsigned long end,
+					  unsigned long old_addr,
+					  unsigned long old_end)
+{
+	struct vm_area_struct *prev, *next;
+
+	if (addr == vma->vm_end)
+		return old_end != vma->vm_end;
+	if (end == vma->vm_start)
+		return old_addr != vma->vm_start;
+	next = find_vma_prev(vma->vm_mm, addr, &prev);
+	return (prev && prev->vm_end == addr &&
+		vmamerge_move_nb_joinable(vma, prev)) ||
+	       (next && next->vm_start == end &&
+		vmamerge_move_nb_joinable(vma, next));
+}
+
+/*
  * vmamerge_move_isolate - copy_vma() of the range at page offset @pgoff
  * of @vma to [@addr, @addr + @len), for an active mm with the renumber
- * feature, not MREMAP_DONTUNMAP: if the destination touches @vma itself
- * and a part of @vma stays next to it after the move, split the moved
- * part off @vma now, so that move_merge.c sees that part as a neighbour
- * (see the top of this file).  Only for a VMA we rewrite (faulted,
- * vmamerge_vma_rewritable()): its parts differ in nothing but their
- * range, so the move would merge but for the page offset.  Returns the
- * VMA that holds the moved range now (the caller's *vmap from here on).
- * A failed split leaves a VMA that still contains the range: the stock
- * path goes on with it.  mmap_lock held for writing.
+ * feature, not MREMAP_DONTUNMAP: if only part of @vma moves and the move
+ * may merge at the destination, split the moved part off @vma now, as
+ * do_vmi_munmap() would split it right after the move anyway.  Then a
+ * rewrite for the merge touches the moved pages only - not the rest of
+ * @vma, which may be large or shared with a fork where the moved part is
+ * not (issue 14) - and keeps the rest's numbering; and where the
+ * destination touches @vma itself, the part left there becomes an
+ * ordinary neighbour that can take the moved pages' numbering (see the
+ * top of this file).  Only for a VMA we rewrite (faulted,
+ * vmamerge_vma_rewritable()).  Returns the VMA that holds the moved range
+ * now (the caller's *vmap from here on).  A failed split leaves a VMA
+ * that still contains the range: the stock path goes on with it.  When
+ * the merge is refused after all, the layout after the move is the stock
+ * one.  mmap_lock held for writing.
  */
 struct vm_area_struct *vmamerge_move_isolate(struct vm_area_struct *vma,
 					     unsigned long addr,
@@ -331,16 +375,14 @@ struct vm_area_struct *vmamerge_move_isolate(struct vm_area_struct *vma,
 {
 	unsigned long old_addr, old_len;
 
-	if (!vma->anon_vma || !vmamerge_vma_rewritable(vma) ||
-	    (addr != vma->vm_end && addr + len != vma->vm_start))
+	if (!vma->anon_vma || !vmamerge_vma_rewritable(vma))
 		return vma;
 	old_addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
 	old_len = vmamerge_move_old_len(vma, old_addr, len);
-	if (!old_len)
-		return vma;
-	/* nothing of @vma would stay next to the destination */
-	if (addr == vma->vm_end ? old_addr + old_len == vma->vm_end :
-				  old_addr == vma->vm_start)
+	if (!old_len ||
+	    (old_addr == vma->vm_start && old_addr + old_len == vma->vm_end) ||
+	    !vmamerge_move_worth_isolating(vma, addr, addr + len, old_addr,
+					   old_addr + old_len))
 		return vma;
 	/* new_below: @vma keeps the upper part, the moved range's start */
 	if (old_addr > vma->vm_start &&

@@ -61,9 +61,10 @@ struct vm_area_struct *vmamerge_copy_vma(struct vm_area_struct **vmap,
 	}
 
 	/*
-	 * Ours: a move of part of the VMA to just past one of its ends is
-	 * split off first, so that the part left there can take the moved
-	 * pages' numbering (move_merge.c).  move_vma() goes on with *vmap.
+	 * Ours: a moved part of the VMA that may merge at the destination is
+	 * split off first, so that a rewrite touches its pages only and a
+	 * part left next to the destination can take their numbering
+	 * (move_merge.c).  move_vma() goes on with *vmap.
 	 */
 	if (unlikely(vmamerge_mm_active(mm)) && !keep_source &&
 	    vmamerge_feature(VMAMERGE_FEATURE_RENUMBER)) {

@@ -1386,6 +1386,11 @@ static void t_no_merge(void)
  * whole (a VMA has one page offset), so the parts left behind carry the
  * new numbering too; all of them exclusive.
  */
+/*
+ * Part of a VMA moved next to another one: the moved part is split off
+ * first (move_merge.c, vmamerge_move_isolate()), so only its page is
+ * rewritten and the two parts left keep their linear numbering.
+ */
 static void t_partial(void)
 {
 	static const unsigned int left[] = { 1 }, right[] = { 3, 4 };
@@ -1399,13 +1404,63 @@ static void t_partial(void)
 	}
 	tags(want, 11, 8);
 	want[8] = 2;
-	expect_layout3("partial", "0-1~ 2-4~ 10-19", "0-1 2-4 10-18 18-19~",
+	expect_layout3("partial", "0-1 2-4 10-19", "0-1 2-4 10-18 18-19~",
 		       "0-1 2-4 10-18 18-19~");
 	expect_data("partial: moved", 10, want, 9);
 	expect_data("partial: left", 0, left, 1);
 	expect_data("partial: right", 2, right, 2);
-	mv_expect("partial", &c, 1, 4, 1, 4, 1);
+	mv_expect("partial", &c, 1, 1, 1, 1, 1);
 	verified("partial");
+	clear_window();
+}
+
+static int partial_shared_child(void)
+{
+	unsigned long i;
+
+	for (i = 0; i < 4; i++)
+		if (check(pg(i), 1 + i))
+			return 1;
+	return 0;
+}
+
+/*
+ * Issue 14: the page a process wrote after fork (its own now) moved out of
+ * a VMA whose other pages it still shares with the child, next to another
+ * VMA.  Only the moved part is rewritten: merged, nothing refused.  (When
+ * the whole source VMA was rewritten, its shared pages refused it.)
+ */
+static void t_partial_shared(void)
+{
+	static const unsigned int left[] = { 1 }, right[] = { 3, 4 };
+	long sh = counter("refused_shared");
+	unsigned int want[9];
+	struct mv_counters c;
+	struct holder h;
+
+	if (map_fill(0, 4, 1) || map_fill(10, 8, 11) ||
+	    hold_child(&h, partial_shared_child)) {
+		ok(0, "partial shared: setup");
+		return;
+	}
+	fill(pg(1), 7);		/* COW: page 1 is the parent's own now */
+	mv_read(&c);
+	if (move(1, 1, 1, 18, 0)) {
+		ok(0, "partial shared: mremap");
+		release_child(&h, "partial shared: the child");
+		return;
+	}
+	tags(want, 11, 8);
+	want[8] = 7;
+	expect_layout3("partial shared", "0-1 2-4 10-19",
+		       "0-1 2-4 10-18 18-19~", "0-1 2-4 10-18 18-19~");
+	expect_data("partial shared: moved", 10, want, 9);
+	expect_data("partial shared: left", 0, left, 1);
+	expect_data("partial shared: right", 2, right, 2);
+	mv_expect("partial shared", &c, 1, 1, 1, 1, 1);
+	expect_delta("partial shared", "refused_shared", sh, 0);
+	verified("partial shared");
+	release_child(&h, "partial shared: the child still reads the original pages");
 	clear_window();
 }
 
@@ -1613,6 +1668,7 @@ int main(int argc, char **argv)
 	t_gap_fill();
 	t_no_merge();
 	t_partial();
+	t_partial_shared();
 	t_dontunmap_other();
 	t_budget();
 	t_unfaulted_neighbour(0);
