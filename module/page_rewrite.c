@@ -92,6 +92,9 @@ enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
 	memset(rw, 0, sizeof(*rw));
 	rw->mm = vma->vm_mm;
 	rw->vma = vma;
+	/* every caller's VMA is; the walk relies on it (no pfn_valid()) */
+	if (WARN_ON_ONCE(!vmamerge_vma_rewritable(vma)))
+		return VMAMERGE_R_SPECIAL;
 	if (pages > READ_ONCE(vmamerge_rewrite_budget))
 		return VMAMERGE_R_TOO_LARGE;
 	/* at most one folio per page of the VMA */
@@ -279,7 +282,8 @@ static enum vmamerge_refusal vmamerge_rewrite_pte(struct vmamerge_rewrite *rw,
 	pfn = pte_pfn(pte);
 	if (is_zero_pfn(pfn))
 		return VMAMERGE_R_NONE;
-	if (pte_special(pte) || pte_devmap(pte) || !pfn_valid(pfn))
+	/* else a struct page, as in vmamerge_edge_pte() */
+	if (pte_special(pte) || pte_devmap(pte))
 		return VMAMERGE_R_SPECIAL;
 	page = pfn_to_page(pfn);
 	return vmamerge_rewrite_present(rw, page_folio(page), page, addr,
@@ -295,13 +299,14 @@ typedef enum vmamerge_refusal (*vmamerge_pte_fn)(void *arg, unsigned long addr,
  * the PTE lock, until one refuses; *@stop is where it did.  With
  * mmap_lock held for writing no page table of an anonymous VMA goes away;
  * the recheck under the PTE lock is the stock walkers' discipline all the
- * same.  Returns VMAMERGE_R_BUSY if the pmd changed under us.
+ * same.  Returns VMAMERGE_R_BUSY if the pmd changed under us.  Inlined
+ * into each caller, which passes a constant @fn: a direct call per PTE,
+ * not an indirect one (the edge check reads up to 1022 PTEs per join).
  */
-static enum vmamerge_refusal vmamerge_ptes_each(struct mm_struct *mm,
-						pmd_t *pmd, unsigned long addr,
-						unsigned long end,
-						vmamerge_pte_fn fn, void *arg,
-						unsigned long *stop)
+static __always_inline enum vmamerge_refusal
+vmamerge_ptes_each(struct mm_struct *mm, pmd_t *pmd, unsigned long addr,
+		   unsigned long end, vmamerge_pte_fn fn, void *arg,
+		   unsigned long *stop)
 {
 	enum vmamerge_refusal r = VMAMERGE_R_NONE;
 	pte_t *start, *ptep;
@@ -368,10 +373,12 @@ static enum vmamerge_refusal vmamerge_rewrite_ptes(struct vmamerge_rewrite *rw,
 						   unsigned long addr,
 						   unsigned long end)
 {
+	if (rw->committing)
+		return vmamerge_ptes_each(rw->mm, pmd, addr, end,
+					  vmamerge_commit_pte, rw,
+					  &rw->refusal_addr);
 	return vmamerge_ptes_each(rw->mm, pmd, addr, end,
-				  rw->committing ? vmamerge_commit_pte :
-						   vmamerge_rewrite_pte_fn,
-				  rw, &rw->refusal_addr);
+				  vmamerge_rewrite_pte_fn, rw, &rw->refusal_addr);
 }
 
 /* A pmd that maps a THP (or the huge zero page), under the PMD lock. */
@@ -545,12 +552,19 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 	if (!pte_present(pte))
 		return is_migration_entry(pte_to_swp_entry(pte)) ?
 		       VMAMERGE_R_MIGRATION : VMAMERGE_R_NONE;
-	pfn = pte_pfn(pte);
-	if (pte_special(pte) || pte_devmap(pte) || !pfn_valid(pfn))
+	/*
+	 * No pfn_valid(): a PTE that is not special in a VMA without
+	 * VM_PFNMAP/VM_MIXEDMAP (vmamerge_vma_rewritable()) maps a page with
+	 * a struct page - vm_normal_page()'s rule; the zero page is special.
+	 * This runs for up to 1022 PTEs per join: order-0 pages (nearly all)
+	 * cost a PTE and a struct page read.
+	 */
+	if (pte_special(pte) || pte_devmap(pte))
 		return VMAMERGE_R_NONE;
+	pfn = pte_pfn(pte);
 	page = pfn_to_page(pfn);
 	folio = page_folio(page);
-	if (!folio_test_large(folio))
+	if (likely(!folio_test_large(folio)))
 		return VMAMERGE_R_NONE;
 	first = addr - folio_page_idx(folio, page) * PAGE_SIZE;
 	last = first + folio_size(folio) - 1;
@@ -597,6 +611,9 @@ enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
 
 	if (!vma->anon_vma)
 		return VMAMERGE_R_NONE;	/* no page of its own */
+	/* every caller's VMAs are; vmamerge_edge_pte() relies on it */
+	if (WARN_ON_ONCE(!vmamerge_vma_rewritable(vma)))
+		return VMAMERGE_R_SPECIAL;
 	addr = max(vma->vm_start, edge > reach ? edge - reach : 0);
 	end = min(vma->vm_end, edge + reach);
 	for (; !r && addr < end; addr = next) {
