@@ -317,14 +317,13 @@ static unsigned long vmamerge_move_old_len(struct vm_area_struct *vma,
 
 /*
  * Could the VMA @nb, which touches the destination of a range moved out of
- * @vma, merge with it?  Flags only (vmamerge_vmas_joinable()'s test): the
- * move's decision checks the rest.  Not @vma itself.
+ * @vma, merge with it?  Flags only (vmamerge_vmas_alike()): the move's
+ * decision checks the rest.  Not @vma itself.
  */
 static bool vmamerge_move_nb_joinable(struct vm_area_struct *vma,
 				      struct vm_area_struct *nb)
 {
-	return nb && nb != vma && vmamerge_vma_rewritable(nb) &&
-	       !((nb->vm_flags ^ vma->vm_flags) & ~VM_SOFTDIRTY);
+	return nb && nb != vma && vmamerge_vmas_alike(vma, nb);
 }
 
 /*

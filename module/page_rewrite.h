@@ -96,13 +96,20 @@ static inline bool vmamerge_vma_rewritable(struct vm_area_struct *vma)
  * metadata-only filter in front of a merge attempt that would otherwise
  * fail for reasons no rewrite changes.  The decision point checks the
  * rest (policy, userfaultfd context, name, offsets, anon_vmas).
+ * vmamerge_vmas_alike() is the same test without the adjacency.
  */
+static inline bool vmamerge_vmas_alike(struct vm_area_struct *a,
+				       struct vm_area_struct *b)
+{
+	return vmamerge_vma_rewritable(a) && vmamerge_vma_rewritable(b) &&
+	       !((a->vm_flags ^ b->vm_flags) & ~VM_SOFTDIRTY);
+}
+
 static inline bool vmamerge_vmas_joinable(struct vm_area_struct *prev,
 					  struct vm_area_struct *next)
 {
 	return prev && next && prev->vm_end == next->vm_start &&
-	       vmamerge_vma_rewritable(prev) && vmamerge_vma_rewritable(next) &&
-	       !((prev->vm_flags ^ next->vm_flags) & ~VM_SOFTDIRTY);
+	       vmamerge_vmas_alike(prev, next);
 }
 
 /* Is @r worth another try after dropping every lock? */
