@@ -316,17 +316,6 @@ static unsigned long vmamerge_move_old_len(struct vm_area_struct *vma,
 }
 
 /*
- * Could the VMA @nb, which touches the destination of a range moved out of
- * @vma, merge with it?  Flags only (vmamerge_vmas_alike()): the move's
- * decision checks the rest.  Not @vma itself.
- */
-static bool vmamerge_move_nb_joinable(struct vm_area_struct *vma,
-				      struct vm_area_struct *nb)
-{
-	return nb && nb != vma && vmamerge_vmas_alike(vma, nb);
-}
-
-/*
  * Would the range moved out of @vma to [@addr, @end) be worth a part of
  * its own?  If the destination touches @vma itself, when a part of @vma
  * stays next to it after the move [@old_addr, @old_end); else when a VMA
@@ -343,11 +332,10 @@ static bool vmamerge_move_worth_isolating(struct vm_area_struct *vma,
 		return old_end != vma->vm_end;
 	if (end == vma->vm_start)
 		return old_addr != vma->vm_start;
+	/* neither is @vma: it would touch the destination, handled above */
 	next = find_vma_prev(vma->vm_mm, addr, &prev);
-	return (prev && prev->vm_end == addr &&
-		vmamerge_move_nb_joinable(vma, prev)) ||
-	       (next && next->vm_start == end &&
-		vmamerge_move_nb_joinable(vma, next));
+	return (prev && prev->vm_end == addr && vmamerge_vmas_alike(vma, prev)) ||
+	       (next && next->vm_start == end && vmamerge_vmas_alike(vma, next));
 }
 
 /*

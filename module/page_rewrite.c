@@ -337,8 +337,18 @@ static enum vmamerge_refusal vmamerge_rewrite_pte_fn(void *rw,
 	return vmamerge_rewrite_pte(rw, addr, pte);
 }
 
+/*
+ * Write one folio's new index (old + @delta) and, if @mapping is not 0,
+ * its new mapping - under the locks vmamerge_rewrite_commit() describes.
+ */
 static void vmamerge_folio_rewrite(struct folio *folio, long delta,
-				   unsigned long mapping);
+				   unsigned long mapping)
+{
+	if (delta)
+		WRITE_ONCE(folio->index, folio->index + delta);
+	if (mapping)
+		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
+}
 
 /*
  * The commit's walk: one PTE that mapped, when the collect walk checked
@@ -670,15 +680,6 @@ static void vmamerge_rewrite_drop(struct folio *folio)
 {
 	folio_unlock(folio);
 	folio_put(folio);
-}
-
-static void vmamerge_folio_rewrite(struct folio *folio, long delta,
-				   unsigned long mapping)
-{
-	if (delta)
-		WRITE_ONCE(folio->index, folio->index + delta);
-	if (mapping)
-		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
 }
 
 /*

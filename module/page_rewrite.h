@@ -90,13 +90,12 @@ static inline bool vmamerge_vma_rewritable(struct vm_area_struct *vma)
 }
 
 /*
- * vmamerge_vmas_joinable - may the adjacent VMAs @prev and @next (@prev
- * ends where @next starts) ever merge through the module?  Both are VMAs
- * it may rewrite, with the same flags but VM_SOFTDIRTY: the cheap,
- * metadata-only filter in front of a merge attempt that would otherwise
- * fail for reasons no rewrite changes.  The decision point checks the
- * rest (policy, userfaultfd context, name, offsets, anon_vmas).
- * vmamerge_vmas_alike() is the same test without the adjacency.
+ * vmamerge_vmas_alike - could @a and @b ever merge through the module, if
+ * they touched?  Both are VMAs it may rewrite, with the same flags but
+ * VM_SOFTDIRTY: the cheap, metadata-only filter in front of a merge
+ * attempt that would otherwise fail for reasons no rewrite changes.  The
+ * decision point checks the rest (policy, userfaultfd context, name,
+ * offsets, anon_vmas).
  */
 static inline bool vmamerge_vmas_alike(struct vm_area_struct *a,
 				       struct vm_area_struct *b)
@@ -105,6 +104,7 @@ static inline bool vmamerge_vmas_alike(struct vm_area_struct *a,
 	       !((a->vm_flags ^ b->vm_flags) & ~VM_SOFTDIRTY);
 }
 
+/* The same for @prev ending where @next starts (either may be NULL). */
 static inline bool vmamerge_vmas_joinable(struct vm_area_struct *prev,
 					  struct vm_area_struct *next)
 {

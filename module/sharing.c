@@ -116,9 +116,8 @@ enum vmamerge_refusal vmamerge_check_large_next(struct page *page)
 						 VMAMERGE_R_SHARED;
 }
 
-enum vmamerge_refusal vmamerge_check_mapped(struct vmamerge_rewrite *rw,
-					    struct folio *folio,
-					    unsigned long addr)
+/* A kind we rewrite, and no pin: what every present folio must be. */
+static enum vmamerge_refusal vmamerge_check_unpinned(struct folio *folio)
 {
 	enum vmamerge_refusal r = vmamerge_check_kind(folio);
 
@@ -127,6 +126,17 @@ enum vmamerge_refusal vmamerge_check_mapped(struct vmamerge_rewrite *rw,
 	/* the pin may be a DMA target that a later fault must not copy */
 	if (folio_maybe_dma_pinned(folio))
 		return VMAMERGE_R_PINNED;
+	return VMAMERGE_R_NONE;
+}
+
+enum vmamerge_refusal vmamerge_check_mapped(struct vmamerge_rewrite *rw,
+					    struct folio *folio,
+					    unsigned long addr)
+{
+	enum vmamerge_refusal r = vmamerge_check_unpinned(folio);
+
+	if (r)
+		return r;
 	if (folio_mapcount(folio) != 1)
 		return VMAMERGE_R_SHARED;
 	return vmamerge_check_rmap(rw, folio, 0, addr);
@@ -141,9 +151,7 @@ enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
 	enum vmamerge_refusal r;
 
 	if (folio_test_large(folio) && !pmd_mapped) {
-		r = vmamerge_check_kind(folio);
-		if (!r && folio_maybe_dma_pinned(folio))
-			r = VMAMERGE_R_PINNED;
+		r = vmamerge_check_unpinned(folio);
 		if (!r)
 			r = vmamerge_check_large_first(folio, page);
 		return r ?: vmamerge_check_rmap(rw, folio, 0, addr);
