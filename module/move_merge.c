@@ -426,56 +426,31 @@ static int vmamerge_mv_choose(struct vmamerge_move *mv,
 }
 
 /*
- * The length of the range that moves out of the source: the syscall's
- * old length for a move (shorter than the destination when mremap()
- * grows it), else the range itself, never past the source's end.
- */
-static unsigned long vmamerge_mv_moved_len(struct vmamerge_move *mv,
-					   unsigned long old_addr)
-{
-	unsigned long len = mv->end - mv->addr, old_len = 0;
-
-	if (mv->path == VMAMERGE_PATH_MREMAP_MOVE)
-		old_len = vmamerge_move_old_len(mv->src, old_addr, len);
-	return min(old_len ?: len, mv->src->vm_end - old_addr);
-}
-
-/*
  * Every place where the merge would join memory under one numbering must
  * pass vmamerge_edge_check() (page_rewrite.c: a large folio mapped in part
- * whose linear range reaches across would become unreachable by rmap):
- * a joining neighbour's edge, and the source where the range starts or
- * ends on that side (for a move, where it is cut out of the source).
- * Parts the rewrite walks keep only whole large folios, but the anchor
- * and the parts that need nothing are not walked, and a move may cut a
- * whole folio in two.  Checked before anything is rewritten; *@refused is
- * the part whose edge failed.
+ * above the edge whose linear range begins below it would become
+ * unreachable by rmap) for the memory above it: the moved range where it
+ * is cut out of the source, if a neighbour joins below; the next
+ * neighbour, if it joins.  Parts the rewrite walks keep only whole large
+ * folios, but the anchor and the parts that need nothing are not walked,
+ * and a move may cut a whole folio in two.  Checked before anything is
+ * rewritten; *@refused is the part whose edge failed.
  */
 static enum vmamerge_refusal vmamerge_mv_edges(struct vmamerge_move *mv,
 					       struct vmamerge_mv_part *p,
 					       struct vm_area_struct **refused)
 {
 	struct vm_area_struct *src = mv->src;
-	unsigned long old_addr = src->vm_start +
-				 ((mv->pgoff - src->vm_pgoff) << PAGE_SHIFT);
-	unsigned long old_end = old_addr + vmamerge_mv_moved_len(mv, old_addr);
 	enum vmamerge_refusal r = VMAMERGE_R_NONE;
 
 	if (p[VMAMERGE_MV_PREV].vma) {
-		*refused = p[VMAMERGE_MV_PREV].vma;
-		r = vmamerge_edge_check(*refused, mv->addr);
-		if (!r) {
-			*refused = src;
-			r = vmamerge_edge_check(src, old_addr);
-		}
+		*refused = src;
+		r = vmamerge_edge_check(src, src->vm_start +
+				((mv->pgoff - src->vm_pgoff) << PAGE_SHIFT));
 	}
 	if (!r && p[VMAMERGE_MV_NEXT].vma) {
 		*refused = p[VMAMERGE_MV_NEXT].vma;
 		r = vmamerge_edge_check(*refused, mv->end);
-		if (!r) {
-			*refused = src;
-			r = vmamerge_edge_check(src, old_end);
-		}
 	}
 	return r;
 }

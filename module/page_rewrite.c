@@ -301,7 +301,7 @@ typedef enum vmamerge_refusal (*vmamerge_pte_fn)(void *arg, unsigned long addr,
  * the recheck under the PTE lock is the stock walkers' discipline all the
  * same.  Returns VMAMERGE_R_BUSY if the pmd changed under us.  Inlined
  * into each caller, which passes a constant @fn: a direct call per PTE,
- * not an indirect one (the edge check reads up to 1022 PTEs per join).
+ * not an indirect one (the edge check reads up to 511 PTEs per joined edge).
  */
 static __always_inline enum vmamerge_refusal
 vmamerge_ptes_each(struct mm_struct *mm, pmd_t *pmd, unsigned long addr,
@@ -545,9 +545,9 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 /* ---- the edges of a join ---- */
 
 /*
- * One PTE near @edge, under its PTE lock: a page of a large folio whose
- * linear range - the addresses its pages have under the VMA's numbering,
- * from its first page's to its last one's - reaches across @edge; or a
+ * One PTE at or above @edge, under its PTE lock: a page of a large folio
+ * whose linear range - the addresses its pages have under the VMA's
+ * numbering, from its first page's on - begins below @edge; or a
  * migration entry (a folio in flux: its size may be changing).
  */
 static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
@@ -555,7 +555,6 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 {
 	struct folio *folio;
 	struct page *page;
-	unsigned long pfn, first, last;
 
 	if (pte_none(pte))
 		return VMAMERGE_R_NONE;
@@ -566,19 +565,18 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 	 * No pfn_valid(): a PTE that is not special in a VMA without
 	 * VM_PFNMAP/VM_MIXEDMAP (vmamerge_vma_rewritable()) maps a page with
 	 * a struct page - vm_normal_page()'s rule; the zero page is special.
-	 * This runs for up to 1022 PTEs per join: order-0 pages (nearly all)
+	 * This runs for up to 511 PTEs per join: order-0 pages (nearly all)
 	 * cost a PTE and a struct page read.
 	 */
 	if (pte_special(pte) || pte_devmap(pte))
 		return VMAMERGE_R_NONE;
-	pfn = pte_pfn(pte);
-	page = pfn_to_page(pfn);
+	page = pte_page(pte);
 	folio = page_folio(page);
 	if (likely(!folio_test_large(folio)))
 		return VMAMERGE_R_NONE;
-	first = addr - folio_page_idx(folio, page) * PAGE_SIZE;
-	last = first + folio_size(folio) - 1;
-	return first < edge && last >= edge ? VMAMERGE_R_THP : VMAMERGE_R_NONE;
+	/* the folio's first page would be folio_page_idx() pages below */
+	return addr - edge < folio_page_idx(folio, page) * PAGE_SIZE ?
+	       VMAMERGE_R_THP : VMAMERGE_R_NONE;
 }
 
 static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
@@ -588,23 +586,30 @@ static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
 }
 
 /*
- * vmamerge_edge_check - may the memory of @vma on one side of @edge be
- * joined, under one numbering, with memory on its other side?  @edge is
- * an end of @vma where a neighbour joins, or the place inside it where a
- * move cuts the moved range out.
+ * vmamerge_edge_check - may the memory of @vma from @edge up be joined,
+ * under one numbering, with memory below @edge?  @edge is @vma's start,
+ * where a neighbour below joins, or the place inside it where a move cuts
+ * the moved range out (the moved range then starts there).
  *
  * Why: rmap finds the pages of a large folio mapped by PTEs by walking
- * the page tables of each VMA from the address where the folio's first
- * page would be (vma_address()), and page_vma_mapped_walk() gives up at
- * the first PMD in that range that maps a THP (or holds a PMD migration
- * entry): in the stock kernel's numbering a folio's linear range never
- * holds another folio's PMD mapping.  A folio mapped only in part (split,
- * partly unmapped or moved) whose range reaches across @edge breaks that
- * once the other side continues our numbering: a THP mapped there by a
- * PMD, then or later, hides the folio's pages from every rmap walk -
- * migration leaves its entries behind (kernel BUG at swapops.h in
+ * the page tables of each VMA upwards from the address where the folio's
+ * first page would be (vma_address(), clipped to vm_start), and
+ * page_vma_mapped_walk() (6.1 and 6.12 alike) gives up at the first PMD
+ * on the way that maps a THP (or holds a PMD migration entry): in the
+ * stock kernel's numbering a folio's linear range never holds another
+ * folio's PMD mapping before one of its own pages.  A folio mapped only in
+ * part (split, partly unmapped or moved) above @edge whose range begins
+ * below it breaks that once the memory below continues our numbering: the
+ * walk then starts below @edge, and a THP mapped there by a PMD, then or
+ * later, hides the folio's pages from every rmap walk - migration leaves
+ * its entries behind (kernel BUG at swapops.h in
  * migration_entry_wait_on_locked()), reclaim cannot unmap them.
- * Refused_thp; a migration entry near @edge is refused_migration.
+ * Refused_thp; a migration entry above @edge is refused_migration.
+ *
+ * The memory below @edge needs no check: a folio mapped there whose range
+ * reaches above @edge has its pages below, so the walk meets every one of
+ * them before it gets past @edge - whatever is mapped above cannot hide
+ * them (a page of it mapped above @edge is this check's case).
  *
  * Only PTEs within a PMD-sized folio of @edge can belong to such a folio;
  * a PMD mapping is a whole THP inside @vma.  mmap_lock held for writing,
@@ -624,7 +629,7 @@ enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
 	/* every caller's VMAs are; vmamerge_edge_pte() relies on it */
 	if (WARN_ON_ONCE(!vmamerge_vma_rewritable(vma)))
 		return VMAMERGE_R_SPECIAL;
-	addr = max(vma->vm_start, edge > reach ? edge - reach : 0);
+	addr = max(vma->vm_start, edge);
 	end = min(vma->vm_end, edge + reach);
 	for (; !r && addr < end; addr = next) {
 		next = pmd_addr_end(addr, end);

@@ -209,10 +209,11 @@ void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
 void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
 
 /*
- * vmamerge_edge_check - may @vma's memory on one side of @edge (an end of
- * @vma, or where a move cuts it) join memory on the other side under one
- * numbering?  Refused_thp when a large folio mapped by PTEs near @edge
- * has a linear range across it (page_rewrite.c says why).  mmap_lock held
+ * vmamerge_edge_check - may @vma's memory from @edge up (@edge: @vma's
+ * start, or where a move cuts the moved range out of it) join memory below
+ * @edge under one numbering?  Refused_thp when a large folio mapped by PTEs
+ * there has a linear range that begins below @edge (page_rewrite.c says
+ * why, and why the memory below an edge needs no check).  mmap_lock held
  * for writing.
  */
 enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,

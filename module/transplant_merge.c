@@ -236,21 +236,18 @@ static enum vmamerge_refusal vmamerge_join_rewrite(struct vmamerge_merge *m,
 }
 
 /*
- * The edges where @vma and @owner face each other (adjacent, or with the
- * new range between them) must pass vmamerge_edge_check(): once they share
- * an anon_vma, the stock merge numbers them as one VMA.
+ * Where @vma and @owner face each other (adjacent, or with the new range
+ * between them), the upper one must pass vmamerge_edge_check() at its
+ * start: once they share an anon_vma, the stock merge numbers them as one
+ * VMA.  The lower one needs no check (page_rewrite.c says why).
  */
 static enum vmamerge_refusal vmamerge_join_edges(struct vm_area_struct *vma,
 						 struct vm_area_struct *owner)
 {
-	enum vmamerge_refusal r;
+	struct vm_area_struct *upper = owner->vm_end <= vma->vm_start ?
+				       vma : owner;
 
-	if (owner->vm_end <= vma->vm_start) {
-		r = vmamerge_edge_check(owner, owner->vm_end);
-		return r ?: vmamerge_edge_check(vma, vma->vm_start);
-	}
-	r = vmamerge_edge_check(owner, owner->vm_start);
-	return r ?: vmamerge_edge_check(vma, vma->vm_end);
+	return vmamerge_edge_check(upper, upper->vm_start);
 }
 
 /*

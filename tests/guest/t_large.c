@@ -32,6 +32,9 @@
  *  6. "thp in part next to a huge neighbour": part of a split THP next to
  *     a VM_HUGEPAGE mapping whose whole PMD a THP fills: refused_thp
  *     (the folio's pages would become unreachable by rmap), see below.
+ *  7. "thp in part below a huge neighbour": the same with the huge
+ *     mapping above the part, whose folio's range reaches up into it:
+ *     merged (rmap meets the part's pages before the THP), see below.
  * Every step: the exact layout ("~": a page offset that is not linear),
  * every page byte-exact, the rmap verifier, the counters below (global,
  * debugfs: this test runs alone), and that the moved pages are still
@@ -378,53 +381,86 @@ out:
 }
 
 /*
- * 6: "thp in part next to a huge neighbour" - the pages of a split THP
- * that rmap must still find after a merge.  36 of its pages (387-422,
- * tags 388-423) moved to page 1536, next to nothing: not rewritten; their
- * folio's linear range reaches 387 pages below page 1536.  Then a VM_HUGEPAGE mapping at pages 1024-1535 (a
- * whole PMD) next to them: joining it would number it to continue the 36
- * pages, so their folio's range would cover it - and once a THP is
- * faulted there (a PMD mapping), rmap's walk for the folio, which starts
- * where its first page would be, stops at that PMD and never reaches the
- * 36 pages (a migration leaves its entries behind: the kernel BUG that
- * 6.1's torture found, page_rewrite.c).  So: refused_thp, the stock
- * layout, the THP faulted, every page byte-exact, and the verifier's
- * REACH check clean.  With the module before the fix: merged, and the
- * verifier reports the unreachable pages.
+ * 6 and 7: 36 pages of a split THP (from page @from, tags @from + 1 on)
+ * moved to page @to, next to nothing: not rewritten, their folio's linear
+ * range reaches beyond them.  Then a VM_HUGEPAGE mapping of a whole PMD at
+ * page @huge, right next to them (layouts: @moved after the move, then
+ * @tp with transplant on and @apart otherwise; counters @counters with
+ * transplant on - renumber alone: a never-faulted VMA cannot adopt, no
+ * plan), and a THP faulted there.  Every page byte-exact and the
+ * verifier's REACH check clean: rmap still finds the 36 pages.
  */
-static void t_part_next_to_huge(void)
+struct part_case {
+	const char *ctx;
+	unsigned long from, to, huge;
+	const char *moved, *tp, *apart, *counters;
+};
+
+static void t_part_and_huge(const struct part_case *c)
 {
-	const char *ctx = "thp in part next to a huge neighbour";
-	const char *lay = "0-387 423-512 1024-1536 1536-1572~";
+	const unsigned long n = 36, rest = c->from + n;
 	unsigned long i;
 	struct snap s;
 
-	if (split_thps_at(ctx, 0, 1, 1))
+	if (split_thps_at(c->ctx, 0, 1, 1))
 		goto out;
-	if (!ok(!move(387, 36, 1536), "%s: 36 pages moved to page 1536", ctx))
+	if (!ok(!move(c->from, n, c->to), "%s: %lu pages moved to page %lu",
+		c->ctx, n, c->to))
 		goto out;
-	expect_layout(ctx, "0-387 423-512 1536-1572~", "0-387 423-512 1536-1572~",
-		      "0-387 423-512 1536-1572~");
+	expect_layout(c->ctx, c->moved, c->moved, c->moved);
 	snap_take(&s);
-	if (!ok(!page_map_huge(pg(1024), HPG_PAGES),
-		"%s: VM_HUGEPAGE mapping at pages 1024-1535", ctx))
+	if (!ok(!page_map_huge(pg(c->huge), HPG_PAGES),
+		"%s: VM_HUGEPAGE mapping at pages %lu-%lu", c->ctx, c->huge,
+		c->huge + HPG_PAGES - 1))
 		goto out;
-	expect_layout(ctx, lay, lay, lay);
-	/* renumber alone: a never-faulted VMA cannot adopt, no plan */
-	expect_counters(ctx, &s, "refused_thp+1", "");
+	expect_layout(c->ctx, c->tp, c->apart, c->apart);
+	expect_counters(c->ctx, &s, c->counters, "");
 	for (i = 0; i < HPG_PAGES; i++)
-		page_fill(pg(1024 + i), 7000 + i);
-	if (page_large(1024) == 0)
-		skip("no THP faulted at page 1024", "%s: a THP there", ctx);
-	expect_layout(ctx, lay, lay, lay);
-	expect_data(ctx, 0, 387, 1);
-	expect_data(ctx, 423, HPG_PAGES - 423, 424);
-	expect_data(ctx, 1536, 36, 388);
-	expect_data(ctx, 1024, HPG_PAGES, 7000);
-	verified(ctx);
+		page_fill(pg(c->huge + i), 7000 + i);
+	if (page_large(c->huge) == 0)
+		skip("no THP faulted there", "%s: a THP at page %lu", c->ctx,
+		     c->huge);
+	expect_layout(c->ctx, c->tp, c->apart, c->apart);
+	if (c->from)
+		expect_data(c->ctx, 0, c->from, 1);
+	expect_data(c->ctx, rest, HPG_PAGES - rest, rest + 1);
+	expect_data(c->ctx, c->to, n, c->from + 1);
+	expect_data(c->ctx, c->huge, HPG_PAGES, 7000);
+	verified(c->ctx);
 out:
 	clear_window();
 }
+
+/*
+ * 6: "thp in part next to a huge neighbour" - pages 387-422 moved to page
+ * 1536; their folio's range reaches 387 pages below page 1536.  The huge
+ * mapping at pages 1024-1535, below them: joining it would number it to
+ * continue the 36 pages, so their folio's range would cover it - and
+ * once a THP is faulted there (a PMD mapping), rmap's walk for the folio,
+ * which starts where its first page would be, stops at that PMD and never
+ * reaches the 36 pages (a migration leaves its entries behind: the kernel
+ * BUG that 6.1's torture found, page_rewrite.c).  So: refused_thp, the
+ * stock layout.  With the module before the fix: merged, and the verifier
+ * reports the unreachable pages.
+ *
+ * 7: "thp in part below a huge neighbour" - the mirror image: pages 0-35
+ * moved to page 2012, their folio's range reaches 476 pages above them,
+ * the huge mapping at pages 2048-2559 right above: joined (renumbered to
+ * continue the 36 pages: the cheaper side, no page).  rmap's walk for the
+ * folio starts at page 2012 and meets all 36 pages before the THP's PMD:
+ * nothing is hidden, so the module checks only the memory above an edge
+ * (vmamerge_edge_check()).  The module before that refused the join
+ * (refused_thp).
+ */
+static const struct part_case part_cases[] = {
+	{ "thp in part next to a huge neighbour", 387, 1536, 1024,
+	  "0-387 423-512 1536-1572~",
+	  "0-387 423-512 1024-1536 1536-1572~",
+	  "0-387 423-512 1024-1536 1536-1572~", "refused_thp+1" },
+	{ "thp in part below a huge neighbour", 0, 2012, 2048,
+	  "36-512 2012-2048~", "36-512 2012-2560~",
+	  "36-512 2012-2048~ 2048-2560", "vmas_renumbered+1" },
+};
 
 /*
  * The child keeps the THP's last page only and says so on @ready; it
@@ -598,7 +634,8 @@ int main(int argc, char **argv)
 	t_two_reversed();
 	t_straddling();
 	t_shared_with_child();
-	t_part_next_to_huge();
+	t_part_and_huge(&part_cases[0]);
+	t_part_and_huge(&part_cases[1]);
 	t_mthp_sizes();
 	return tap_exit();
 }
