@@ -9,7 +9,9 @@
 #
 # QUICK_TAG=name keeps this run's work directory apart from others', so
 # that several developers (or worktrees) can boot the same release at once;
-# QUICK_TIMEOUT_S (default 1200) bounds the guest's run.
+# QUICK_TIMEOUT_S (default 1200) bounds the guest's run; QUICK_EXTRA="FILE..."
+# copies more programs into the guest's /tests (e.g. a bench binary from
+# $VMAMERGE_CACHE/bench/*/bin for a profile).
 #
 # The guest commands run in a shell that has run.sh's helpers: load,
 # unload, run PROG ARGS (TAP through), wr VALUE FILE, tap RC NAME.  The
@@ -35,6 +37,7 @@ in_build_root "$(build_root_of "$rel")" make -s -C "$work/src" module KDIR="$kdi
 rm -rf "$guest_bin"
 make -s -C "$repo/tests/guest" OUT="$guest_bin" >/dev/null
 stage_guest "$rel" "$work/stage"
+for f in ${QUICK_EXTRA:-}; do cp "$f" "$work/stage/tests/"; done
 # run.sh's helpers without its main part: everything above "T0="
 sed -n '1,/^T0=/p' "$repo/tests/guest/run.sh" | sed '$d' >"$work/stage/tests/run.sh"
 cat >>"$work/stage/tests/run.sh" <<EOS
