@@ -676,6 +676,7 @@ vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
 		if (!vmamerge_refusal_transient(r) ||
 		    tries >= VMAMERGE_REWRITE_TRIES)
 			return r;
+		vmamerge_count(rw->mm, VMAMERGE_C_REWRITE_RETRIES, 1);
 		usleep_range(VMAMERGE_REWRITE_WAIT_US,
 			     2 * VMAMERGE_REWRITE_WAIT_US);
 	}

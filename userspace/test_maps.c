@@ -960,7 +960,8 @@ static void test_compact(void)
 	out = compact_out(&r, 1);
 	ok(!strncmp(out, empty, strlen(empty)) &&
 	   strstr(out, ", \"refused_softdirty\": 0") &&
-	   strstr(out, ", \"refused_family\": 0}}") &&
+	   strstr(out, ", \"refused_family\": 0, ") &&
+	   strstr(out, ", \"rewrite_retries\": 0}}") &&
 	   !strcmp(out + strlen(out) - 4, "0}}\n"), "compact: nothing merged, json");
 	json_ok(out, ".refused .max_hold_ms .counters.refused_softdirty",
 		"{}\n0.000\n0\n", "compact: nothing merged, json parses");

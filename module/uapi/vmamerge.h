@@ -130,7 +130,8 @@ struct vmamerge_config {
 	X(REFUSED_SOFTDIRTY,	"refused_softdirty")			\
 	X(PAGES_REWRITTEN,	"pages_rewritten")				\
 	X(COMPACTIONS_AUTO,	"compactions_auto")			\
-	X(REFUSED_FAMILY,	"refused_family")
+	X(REFUSED_FAMILY,	"refused_family")			\
+	X(REWRITE_RETRIES,	"rewrite_retries")
 
 #define VMAMERGE_COUNTER_ENUM_(id, name) VMAMERGE_C_##id,
 enum vmamerge_counter {
