@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 uint64_t now_ns(void)
 {
@@ -131,6 +132,39 @@ int bench_counters(int global, uint64_t c[VMAMERGE_NR_COUNTERS])
 	for (i = 0; i < VMAMERGE_NR_COUNTERS && i < (int)q.nr_counters; i++)
 		c[i] = q.counters[i];
 	return 0;
+}
+
+/* /proc/vmstat's @name, or -1 */
+static long vmstat_value(const char *name)
+{
+	char line[128], key[64];
+	long v, found = -1;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	if (!f)
+		return -1;
+	while (found < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", key, &v) == 2 && !strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+void bench_noise_take(struct bench_noise *n)
+{
+	struct rusage ru;
+
+	n->collapses = vmstat_value("thp_collapse_alloc");
+	getrusage(RUSAGE_SELF, &ru);
+	n->sleeps = ru.ru_nvcsw;
+	n->preempted = ru.ru_nivcsw;
+}
+
+void j_noise(const struct bench_noise *a, const struct bench_noise *b)
+{
+	j_int("collapses", b->collapses - a->collapses);
+	j_int("sleeps", b->sleeps - a->sleeps);
+	j_int("preempted", b->preempted - a->preempted);
 }
 
 long count_vmas(pid_t pid, unsigned long lo, unsigned long hi, long *in_range)

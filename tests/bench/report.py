@@ -82,6 +82,12 @@ def refusals(c):
     return ", ".join(parts) if parts else "0"
 
 
+def noise(lines, key):
+    """The median of a spacing noise field, or – for results without it."""
+    vs = [o[key] for o in lines if key in o]
+    return "–" if not vs else f"{med(vs):g}"
+
+
 def med_counters(lines):
     """Counters of several runs: the median of each counter."""
     keys = set()
@@ -458,7 +464,10 @@ class Report:
                "pages and VMAs inside the moves. The guest has "
                "one vCPU: whatever kernel threads run during the phase "
                "(e.g. deferred frees of emptied anon_vmas, RCU callbacks) "
-               "is in its time.")
+               "is in its time, and under `-icount sleep=off` a wait "
+               "costs until the next timer; collapses: khugepaged's "
+               "THP collapses during the phase (global), sleeps: the "
+               "process's voluntary context switches (both median).")
         self.p()
         for variant in ("diff", "same"):
             vl = [o for o in lines if o["variant"] == variant]
@@ -470,8 +479,9 @@ class Report:
             self.p(f"*{label}*")
             self.p()
             self.p("| config | move phase ms | vs stock | VMAs before → after "
-                   "| merges by cause | failed | refusals | rewriting ms |")
-            self.p("|---|---:|---:|---:|---|---:|---|---:|")
+                   "| merges by cause | failed | refusals | rewriting ms "
+                   "| collapses | sleeps |")
+            self.p("|---|---:|---:|---:|---|---:|---|---:|---:|---:|")
             wild = []
             stock = {o["rep"]: o["move_ns"] for o in vl if o["config"] == "stock"}
             for c in self.configs(vl):
@@ -487,15 +497,21 @@ class Report:
                        f"{int(med([o['vmas_after'] for o in cl]))} | "
                        f"{merges(cnt)} | "
                        f"{'–' if cnt is None else cnt.get('merge_failed', 0)} | "
-                       f"{refusals(cnt)} | {rw} |")
+                       f"{refusals(cnt)} | {rw} | {noise(cl, 'collapses')} | "
+                       f"{noise(cl, 'sleeps')} |")
                 if len(rs) > 1 and max(rs) > 1.2 * min(rs):
                     wild.append(c)
             if wild:
                 self.p()
                 self.p(f"The repetitions of {', '.join(wild)} differ by more "
-                       "than 20 %; this run does not tell why (khugepaged "
-                       "collapsing the merged range and deferred work are "
-                       "candidates).")
+                       "than 20 % (move phase ms, collapses, sleeps per "
+                       "repetition: " + "; ".join(
+                           f"{c} " + ", ".join(
+                               f"{o['move_ns'] / 1e6:.0f} "
+                               f"({o.get('collapses', '?')}, "
+                               f"{o.get('sleeps', '?')})"
+                               for o in vl if o["config"] == c)
+                           for c in wild) + ").")
             bad = sum(o.get("bad_pages", 0) for o in vl)
             if bad:
                 self.p()

@@ -15,7 +15,9 @@
  * On the stock kernel neither merges: a moved VMA keeps its page offset.
  *
  * Output (one JSON line): move_ns, vmas_before/vmas_after (in the test
- * range), the process's counter deltas over the move phase. With -t S the
+ * range), the process's counter deltas over the move phase, and what else
+ * ran during it (collapses: khugepaged's, global; sleeps/preempted: this
+ * process's voluntary/involuntary context switches). With -t S the
  * VMA count of the range is sampled S times during the move phase
  * (samples: moves done, VMAs; time then includes the sampling).
  *
@@ -159,6 +161,7 @@ int main(int argc, char **argv)
 	long before, after, total, bad = 0;
 	long objs0[NR_CACHES], size0[NR_CACHES];
 	unsigned long every = 0;
+	struct bench_noise noise0, noise1;
 
 	while ((opt = getopt(argc, argv, "n:m:t:")) != -1) {
 		switch (opt) {
@@ -214,6 +217,7 @@ int main(int argc, char **argv)
 	}
 
 	bench_counters(0, c0);
+	bench_noise_take(&noise0);
 	t0 = now_ns();
 	for (i = 1; i < n; i++) {
 		void *r = mremap((void *)(base + 2 * i * PAGE), PAGE, PAGE,
@@ -231,6 +235,7 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = now_ns();
+	bench_noise_take(&noise1);
 	bench_counters(0, c1);
 
 	total = count_vmas(0, base, base + span, &after);
@@ -252,6 +257,7 @@ int main(int argc, char **argv)
 	j_int("vmas_total", total);
 	j_int("bad_pages", bad);
 	j_counters("counters", c0, c1);
+	j_noise(&noise0, &noise1);
 	if (every) {
 		j_int("traced", 1);
 		j_u64_array("s_moves", s_moves, ns);
