@@ -132,7 +132,7 @@ retry() {
 		sh "$DIR/run-selftests.sh" "$_label-retry" "$OUT/retry" "$DIR/tests.txt"
 	cp "$_res" "$OUT/first.$_label"
 	for _n in "$@"; do
-		echo "# first run of $_n ($_label):"
+		echo "# earlier run of $_n ($_label):"
 		lines_of "$_n" "$OUT/first.$_label" | head -20 | diag
 		awk -v n="$_n" '!($1 == n || index($1, n ":") == 1)' "$_res" >"$OUT/kept"
 		cp "$OUT/kept" "$_res"
