@@ -565,8 +565,8 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 	 * No pfn_valid(): a PTE that is not special in a VMA without
 	 * VM_PFNMAP/VM_MIXEDMAP (vmamerge_vma_rewritable()) maps a page with
 	 * a struct page - vm_normal_page()'s rule; the zero page is special.
-	 * This runs for up to 511 PTEs per join: order-0 pages (nearly all)
-	 * cost a PTE and a struct page read.
+	 * This runs for up to 511 PTEs per joined edge: order-0 pages
+	 * (nearly all) cost a PTE and a struct page read.
 	 */
 	if (pte_special(pte) || pte_devmap(pte))
 		return VMAMERGE_R_NONE;

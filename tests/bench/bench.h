@@ -51,7 +51,6 @@ void bench_set_config(const char *name);
  */
 int bench_counters(int global, uint64_t c[VMAMERGE_NR_COUNTERS]);
 
-/* Number of VMAs of pid (0 = self), and of those overlapping [lo, hi). */
 /*
  * What else ran during a timed phase: khugepaged collapses (vmstat
  * thp_collapse_alloc, global) and this process's context switches.
@@ -65,6 +64,7 @@ void bench_noise_take(struct bench_noise *n);
 /* "noise": the change from @a to @b */
 void j_noise(const struct bench_noise *a, const struct bench_noise *b);
 
+/* Number of VMAs of pid (0 = self), and of those overlapping [lo, hi). */
 long count_vmas(pid_t pid, unsigned long lo, unsigned long hi, long *in_range);
 
 /* Address range of size bytes aligned to align, reserved and released

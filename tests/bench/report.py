@@ -466,8 +466,9 @@ class Report:
                "(e.g. deferred frees of emptied anon_vmas, RCU callbacks) "
                "is in its time, and under `-icount sleep=off` a wait "
                "costs until the next timer; collapses: khugepaged's "
-               "THP collapses during the phase (global), sleeps: the "
-               "process's voluntary context switches (both median).")
+               "THP collapses during the phase (global), sleeps and "
+               "preempted: the process's voluntary and involuntary "
+               "context switches (all median).")
         self.p()
         for variant in ("diff", "same"):
             vl = [o for o in lines if o["variant"] == variant]
@@ -480,8 +481,8 @@ class Report:
             self.p()
             self.p("| config | move phase ms | vs stock | VMAs before → after "
                    "| merges by cause | failed | refusals | rewriting ms "
-                   "| collapses | sleeps |")
-            self.p("|---|---:|---:|---:|---|---:|---|---:|---:|---:|")
+                   "| collapses | sleeps | preempted |")
+            self.p("|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|")
             wild = []
             stock = {o["rep"]: o["move_ns"] for o in vl if o["config"] == "stock"}
             for c in self.configs(vl):
@@ -498,18 +499,19 @@ class Report:
                        f"{merges(cnt)} | "
                        f"{'–' if cnt is None else cnt.get('merge_failed', 0)} | "
                        f"{refusals(cnt)} | {rw} | {noise(cl, 'collapses')} | "
-                       f"{noise(cl, 'sleeps')} |")
+                       f"{noise(cl, 'sleeps')} | {noise(cl, 'preempted')} |")
                 if len(rs) > 1 and max(rs) > 1.2 * min(rs):
                     wild.append(c)
             if wild:
                 self.p()
                 self.p(f"The repetitions of {', '.join(wild)} differ by more "
-                       "than 20 % (move phase ms, collapses, sleeps per "
-                       "repetition: " + "; ".join(
+                       "than 20 % (move phase ms, collapses, sleeps, "
+                       "preempted per repetition: " + "; ".join(
                            f"{c} " + ", ".join(
                                f"{o['move_ns'] / 1e6:.0f} "
                                f"({o.get('collapses', '?')}, "
-                               f"{o.get('sleeps', '?')})"
+                               f"{o.get('sleeps', '?')}, "
+                               f"{o.get('preempted', '?')})"
                                for o in vl if o["config"] == c)
                            for c in wild) + ").")
             bad = sum(o.get("bad_pages", 0) for o in vl)
