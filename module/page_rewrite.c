@@ -97,15 +97,9 @@ enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
 		return VMAMERGE_R_SPECIAL;
 	if (pages > READ_ONCE(vmamerge_rewrite_budget))
 		return VMAMERGE_R_TOO_LARGE;
-	/* at most one folio per page of the VMA */
-	rw->max_folios = pages;
-	if (pages <= VMAMERGE_REWRITE_INLINE) {
-		rw->folios = rw->inline_folios;
-		return VMAMERGE_R_NONE;
-	}
-	rw->folios = kvmalloc_array(pages, sizeof(*rw->folios), GFP_KERNEL);
-	if (!rw->folios)
-		return VMAMERGE_R_NOMEM;
+	rw->pages = pages;
+	rw->folios = rw->inline_folios;
+	rw->max_folios = VMAMERGE_REWRITE_INLINE;
 	return VMAMERGE_R_NONE;
 }
 
@@ -116,13 +110,66 @@ void vmamerge_rewrite_free(struct vmamerge_rewrite *rw)
 	rw->folios = NULL;
 }
 
+/*
+ * Make room for @want folios in the list, keeping the ones on it: a
+ * kmalloc'd array under the walk's spinlocks (@gfp GFP_NOWAIT: no reclaim,
+ * so no sleep and no lock of ours taken), a kvmalloc'd one with every
+ * lock but mmap_lock dropped (GFP_KERNEL).  The list holds only large
+ * folios and swap-cache folios no PTE maps: nearly every rewrite fits in
+ * the struct and allocates nothing.
+ */
+static bool vmamerge_rewrite_grow(struct vmamerge_rewrite *rw,
+				  unsigned long want, gfp_t gfp)
+{
+	struct folio **list;
+
+	if (gfpflags_allow_blocking(gfp))
+		list = kvmalloc_array(want, sizeof(*list), gfp);
+	else
+		list = kmalloc_array(want, sizeof(*list), gfp | __GFP_NOWARN);
+	if (!list)
+		return false;
+	memcpy(list, rw->folios, rw->nr_folios * sizeof(*list));
+	vmamerge_rewrite_free(rw);
+	rw->folios = list;
+	rw->max_folios = want;
+	return true;
+}
+
+/*
+ * The list is full, under the walk's locks: double it without sleeping,
+ * up to a page of pointers.  Beyond that, or without memory now, ask for
+ * room for one folio per page of the VMA (the most there can be) from
+ * vmamerge_rewrite_collect_locked(), which drops the locks, allocates
+ * and starts again: VMAMERGE_R_BUSY with @want_folios set.
+ */
+static enum vmamerge_refusal vmamerge_rewrite_room(struct vmamerge_rewrite *rw)
+{
+	unsigned long want = min(2 * rw->max_folios, rw->pages);
+
+	if (want > rw->max_folios &&
+	    want <= PAGE_SIZE / sizeof(*rw->folios) &&
+	    vmamerge_rewrite_grow(rw, want, GFP_NOWAIT))
+		return VMAMERGE_R_NONE;
+	/* one folio per page is the most a walk can keep */
+	if (WARN_ON_ONCE(rw->max_folios >= rw->pages))
+		return VMAMERGE_R_TOO_LARGE;
+	rw->want_folios = rw->pages;
+	return VMAMERGE_R_BUSY;
+}
+
 /* Keep @folio (locked by the caller): take a reference, list it. */
 static enum vmamerge_refusal vmamerge_rewrite_keep(struct vmamerge_rewrite *rw,
 						   struct folio *folio)
 {
-	if (WARN_ON_ONCE(rw->nr_folios >= rw->max_folios)) {
-		folio_unlock(folio);
-		return VMAMERGE_R_TOO_LARGE;
+	enum vmamerge_refusal r;
+
+	if (rw->nr_folios == rw->max_folios) {
+		r = vmamerge_rewrite_room(rw);
+		if (r) {
+			folio_unlock(folio);
+			return r;
+		}
 	}
 	folio_get(folio);
 	rw->folios[rw->nr_folios++] = folio;
@@ -672,6 +719,15 @@ vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
 			if (!r)
 				return r;
 			unlock(rw);
+		}
+		/* the folio list was full: room for every page, once */
+		if (rw->want_folios) {
+			if (!vmamerge_rewrite_grow(rw, rw->want_folios,
+						   GFP_KERNEL))
+				return VMAMERGE_R_NOMEM;
+			rw->want_folios = 0;
+			tries--;
+			continue;
 		}
 		if (!vmamerge_refusal_transient(r) ||
 		    tries >= VMAMERGE_REWRITE_TRIES)

@@ -126,11 +126,14 @@ enum vmamerge_counter vmamerge_refusal_counter(enum vmamerge_refusal r);
  * rewrite_max_pages, page_rewrite.c): a larger VMA is refused_too_large.
  * It bounds how long one rewrite holds the root anon_vma lock and how many
  * folio locks it holds at once.  Never more than the hard limit: 2 GiB,
- * a 4 MiB list.
+ * at most a 4 MiB folio list (one swap-cache folio per page).
  */
 #define VMAMERGE_REWRITE_MAX_PAGES	(1UL << 19)
 #define VMAMERGE_REWRITE_DEFAULT_PAGES	(1UL << 15)	/* 128 MiB */
-/* VMAs up to this many pages use the list inside the struct (no alloc). */
+/*
+ * The folio list inside the struct: rewrites that keep at most this many
+ * large or swap-cache folios allocate nothing (page_rewrite.c).
+ */
 #define VMAMERGE_REWRITE_INLINE		16
 
 struct vmamerge_rewrite {
@@ -139,10 +142,12 @@ struct vmamerge_rewrite {
 	struct anon_vma *root;		/* vma->anon_vma->root */
 	struct anon_vma *only_anon_vma;	/* if set: every folio's anon_vma */
 	struct anon_vma *to_anon_vma;	/* transplant: where they move to */
+	unsigned long pages;		/* of the VMA */
 	struct folio **folios;		/* locked and referenced by collect */
 	struct folio *inline_folios[VMAMERGE_REWRITE_INLINE];
 	unsigned long nr_folios;
 	unsigned long max_folios;
+	unsigned long want_folios;	/* full: list room for this many */
 	unsigned long nr_pages;		/* pages of the collected folios */
 	/*
 	 * Order-0 folios mapped by a PTE: checked by the collect walk but
@@ -167,9 +172,9 @@ struct vmamerge_rewrite {
 };
 
 /*
- * vmamerge_rewrite_init - prepare @rw for @vma: allocates the folio list
- * (may sleep; no locks but mmap_lock).  Returns a refusal (TOO_LARGE,
- * NOMEM) or VMAMERGE_R_NONE.
+ * vmamerge_rewrite_init - prepare @rw for @vma (allocates nothing: the
+ * folio list grows as the walk needs it).  Returns a refusal (TOO_LARGE,
+ * SPECIAL) or VMAMERGE_R_NONE.
  */
 enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
 					    struct vm_area_struct *vma);
@@ -189,7 +194,9 @@ typedef void (*vmamerge_rewrite_unlock_t)(struct vmamerge_rewrite *rw);
 /*
  * vmamerge_rewrite_collect_locked - @lock, then collect; on a transient
  * refusal @unlock, wait a little and start over, a bounded number of
- * times (page_rewrite.c).  On success returns with the locks held.
+ * times (page_rewrite.c); when the folio list was full, @unlock, make
+ * room (GFP_KERNEL) and start over at once.  On success returns with the
+ * locks held.
  */
 enum vmamerge_refusal
 vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,

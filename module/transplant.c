@@ -379,8 +379,8 @@ enum vmamerge_refusal vmamerge_adopt_allowed(struct vm_area_struct *owner)
  * a renumbering - mmap_lock (write, the caller's), the VMA write-locked,
  * the root anon_vma's rwsem (write) - whose folios are released unchanged.
  * Only on the refusal path, bounded by rewrite_max_pages like any rewrite.
- * A transient refusal (a busy folio, a migration entry) or no memory for
- * the folio list proves nothing about sharing: counted as the family.
+ * A transient refusal (a busy folio, a migration entry, a folio list that
+ * must grow first) proves nothing about sharing: counted as the family.
  */
 enum vmamerge_refusal vmamerge_family_refusal(struct vm_area_struct *vma)
 {
@@ -398,7 +398,7 @@ enum vmamerge_refusal vmamerge_family_refusal(struct vm_area_struct *vma)
 		anon_vma_unlock_write(vma->anon_vma);
 	}
 	vmamerge_rewrite_free(&rw);
-	if (!r || r == VMAMERGE_R_NOMEM || vmamerge_refusal_transient(r))
+	if (!r || vmamerge_refusal_transient(r))
 		return VMAMERGE_R_FAMILY;
 	return r;
 }

@@ -35,6 +35,11 @@
  *  7. "thp in part below a huge neighbour": the same with the huge
  *     mapping above the part, whose folio's range reaches up into it:
  *     merged (rmap meets the part's pages before the THP), see below.
+ *  8. "mthp 16 KiB x40" and "x600": case 5 with 40 and 600 folios of
+ *     16 KiB (PMD-sized THPs off for the case): more large folios than
+ *     the rewrite's list holds inside its struct (16) - it grows under
+ *     the walk's locks up to 512, and beyond that the walk starts again
+ *     with room for one folio per page (module/page_rewrite.c).
  * Every step: the exact layout ("~": a page offset that is not linear),
  * every page byte-exact, the rmap verifier, the counters below (global,
  * debugfs: this test runs alone), and that the moved pages are still
@@ -58,12 +63,14 @@
 
 #define PG		4096UL
 #define HPG_PAGES	512UL		/* a PMD-sized THP */
-#define WIN_PAGES	4096UL		/* 16 MiB window */
+#define WIN_PAGES	12288UL		/* 48 MiB window */
 #define NB		600UL		/* the other mapping: pages 600-1199 */
 #define NB_PAGES	600UL
 #define NB_TAG		5000U
 /* the mTHP cases' other mapping: after 2 MiB folios and their moves */
 #define MTHP_NB		2048UL
+/* case 8's: after up to 2400 pages of folios */
+#define MTHP_MANY_NB	4096UL
 #define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/"
 
 #ifndef MREMAP_FIXED
@@ -523,9 +530,10 @@ out:
 }
 
 /*
- * mTHP of @kb KiB always on for the case (the other sizes keep their
+ * mTHP of @kb KiB set to @value for the case (the other sizes keep their
  * setting: "never" unless the admin chose otherwise); its old setting
- * into @old.  -1 if the kernel has no such size.
+ * into @old (left empty if it cannot be read).  -1 if the kernel has no
+ * such size.
  */
 static const char *mthp_enabled(unsigned int kb)
 {
@@ -535,45 +543,57 @@ static const char *mthp_enabled(unsigned int kb)
 	return path;
 }
 
-static int mthp_on(unsigned int kb, char *old, size_t len)
+static int mthp_set(unsigned int kb, const char *value, char *old,
+		    size_t len)
 {
 	char *p;
 
+	old[0] = 0;
 	if (read_file(mthp_enabled(kb), old, len) < 0)
 		return -1;
 	/* "always inherit madvise [never]": keep the bracketed word */
 	p = strchr(old, '[');
-	if (!p || !strchr(p, ']'))
+	if (!p || !strchr(p, ']')) {
+		old[0] = 0;
 		return -1;
+	}
 	memmove(old, p + 1, strlen(p));
 	*strchr(old, ']') = 0;
-	return write_file(mthp_enabled(kb), "always", 6);
+	return write_file(mthp_enabled(kb), value, strlen(value));
 }
 
 static void mthp_restore(unsigned int kb, const char *old)
 {
-	write_file(mthp_enabled(kb), old, strlen(old));
+	if (old[0])
+		write_file(mthp_enabled(kb), old, strlen(old));
 }
 
 /*
- * Two @kb KiB folios, faulted one folio into the window (folio-aligned,
- * never a whole aligned 2 MiB: no PMD THP), moved behind a larger VMA of
- * another mapping (from page MTHP_NB) that ends on a folio boundary
- * (@aligned) or half a folio (two pages for 16 KiB) off one: transplanted and renumbered whole, one VMA,
- * still large folios.
+ * @folios folios of @kb KiB, faulted one folio into the window (folio-aligned;
+ * two folios are never a whole aligned 2 MiB, and for more the PMD size
+ * is off: no PMD THP), moved behind a larger VMA of another mapping that
+ * ends on a folio boundary (@aligned) or half a folio (two pages for
+ * 16 KiB) off one: transplanted and renumbered whole, one VMA, still
+ * large folios.
  */
-static void t_mthp(unsigned int kb, int aligned)
+static void t_mthp(unsigned int kb, int aligned, unsigned long folios)
 {
-	const unsigned long fp = kb / 4, n = 2 * fp, nbs = MTHP_NB;
+	const unsigned long fp = kb / 4, n = folios * fp;
+	const unsigned long nbs = folios > 2 ? MTHP_MANY_NB : MTHP_NB;
 	unsigned long nb = n + fp + (aligned ? 0 : fp / 2), to = nbs + nb;
-	char ctx[64], old[64], want[32], apart[48], counters[160];
+	char ctx[64], old[64], old_pmd[64], want[32], apart[48], counters[160];
 	struct snap s;
 
-	snprintf(ctx, sizeof(ctx), "mthp %u KiB moved %s", kb,
+	snprintf(ctx, sizeof(ctx), "mthp %u KiB x%lu moved %s", kb, folios,
 		 aligned ? "aligned" : "misaligned");
-	if (mthp_on(kb, old, sizeof(old))) {
+	old_pmd[0] = 0;
+	if (mthp_set(kb, "always", old, sizeof(old))) {
 		skip("no such mTHP size here", "%s", ctx);
-		return;
+		goto out;
+	}
+	if (folios > 2 && mthp_set(2048, "never", old_pmd, sizeof(old_pmd))) {
+		skip("PMD-sized THPs cannot be switched off", "%s", ctx);
+		goto out;
 	}
 	mark_splits();
 	if (page_map_fill(pg(fp), n, 1) || page_map_fill(pg(nbs), nb, NB_TAG)) {
@@ -600,6 +620,7 @@ static void t_mthp(unsigned int kb, int aligned)
 	expect_large(ctx, to, n);
 	verified(ctx);
 out:
+	mthp_restore(2048, old_pmd);
 	mthp_restore(kb, old);
 	clear_window();
 }
@@ -610,8 +631,8 @@ static void t_mthp_sizes(void)
 	unsigned int kb;
 
 	for (kb = 16; kb < 2048; kb *= 2) {
-		t_mthp(kb, 1);
-		t_mthp(kb, 0);
+		t_mthp(kb, 1, 2);
+		t_mthp(kb, 0, 2);
 	}
 }
 
@@ -637,5 +658,7 @@ int main(int argc, char **argv)
 	t_part_and_huge(&part_cases[0]);
 	t_part_and_huge(&part_cases[1]);
 	t_mthp_sizes();
+	t_mthp(16, 1, 40);
+	t_mthp(16, 1, 600);
 	return tap_exit();
 }
