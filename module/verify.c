@@ -40,20 +40,6 @@ module_param(test_verify_skew, int, 0600);
 MODULE_PARM_DESC(test_verify_skew,
 		 "testing only: add N to every expected page index of the verifier");
 
-/*
- * Testing only (t_family turns it on): check num_children exactly.  Off
- * by default: the one torture run that has looked at it (make check, 26
- * Nov 2026, 6.12.117's debug twin, seed 2, a fork child's step 339)
- * found a root with one child more in use than it counts (23 != 24 with
- * its self-parent link), and until that is explained - a count our
- * transplants left wrong, or a moment of the stock fork/exit paths this
- * check misreads - it must not fail every verification.
- */
-static bool test_verify_children;
-module_param(test_verify_children, bool, 0600);
-MODULE_PARM_DESC(test_verify_children,
-		 "testing only: check every anon_vma's num_children exactly");
-
 /* anon_vma trees already walked in this call (a small recent-first ring) */
 #define VMAMERGE_VERIFY_SEEN	32
 /* chain entries remembered per VMA; a longer chain is checked, not kept */
@@ -610,25 +596,31 @@ static void vmamerge_verify_node(struct vmamerge_vctx *c, struct anon_vma *av,
 /*
  * FAMILY COUNTS of @av: num_children exactly, num_active_vmas from above,
  * gathered over the VMAs of @av's tree (any process of the family).
- * Each of them has a chain with an entry for each of its anon_vma's
- * ancestors, so the children of @av that are in use - the ones
- * num_children counts: unlink_anon_vmas() drops a child's count when its
- * tree empties - are exactly the entries of those chains whose parent is
- * @av; a root counts itself once more.  A VMA's chain changes only under
- * the root lock while the VMA is in a tree (anon_vma_clone() and
- * anon_vma_fork() link, unlink_anon_vmas() takes it out of every tree
- * before it frees an entry), so the chains we read under that lock are
- * stable.  num_active_vmas may briefly lag behind a VMA's anon_vma
- * pointer (anon_vma_clone() counts it after linking, and may drop the
- * root lock to allocate meanwhile), never lead it: more active VMAs than
- * users is a leak.
+ * num_children counts @av's children whose trees are not empty (and a
+ * root itself once more): anon_vma_fork() counts a child when it puts
+ * the first VMA in its tree, unlink_anon_vmas() (and a transplant,
+ * transplant.c) uncounts it when its tree empties - both under the root
+ * lock we hold.  Each VMA in a child's tree is in @av's too (a chain has
+ * an entry for each ancestor, linked root first), so those children are
+ * exactly the entries of the chains of @av's members whose parent is @av
+ * and whose tree is not empty.  The tree test is not a formality: 6.12's
+ * anon_vma_fork() puts the new child on the forked VMA's chain (already a
+ * member of @av's tree through anon_vma_clone()) before it takes the
+ * root lock to insert and count it - a chain entry we see, uncounted and
+ * with an empty tree (6.1 does both under the lock).  t_forkverify.c
+ * caught that moment.  Other chain changes happen under the root lock
+ * while the VMA is in a tree (anon_vma_clone() links, unlink_anon_vmas()
+ * takes it out of every tree before it frees an entry); the one list_add()
+ * above publishes an entry whose fields are set.  num_active_vmas may
+ * briefly lag behind a VMA's anon_vma pointer (anon_vma_clone() counts it
+ * after linking, and may drop the root lock to allocate meanwhile), never
+ * lead it: more active VMAs than users is a leak.
  */
 struct vmamerge_family {
 	unsigned long users;	/* VMAs in the tree whose anon_vma it is */
 	unsigned int nodes;	/* VMAs in the tree */
 	unsigned int nr_kids;
 	bool overflow;		/* too many VMAs or children: not counted */
-	bool count_kids;	/* test_verify_children, read once per tree */
 };
 
 /* One VMA of @av's tree: its use of @av, its chain's children of @av. */
@@ -641,11 +633,11 @@ static void vmamerge_family_note(struct vmamerge_vctx *c, struct anon_vma *av,
 	f->users += READ_ONCE(w->anon_vma) == av;
 	if (++f->nodes > VMAMERGE_VERIFY_KIDS_NODES)
 		f->overflow = true;
-	/* the children are only counted for the test parameter's check */
-	if (f->overflow || !f->count_kids)
+	if (f->overflow)
 		return;
 	list_for_each_entry(e, &w->anon_vma_chain, same_vma) {
 		if (e->anon_vma == av || e->anon_vma->parent != av ||
+		    RB_EMPTY_ROOT(&e->anon_vma->rb_root.rb_root) ||
 		    vmamerge_av_in(c->kids, f->nr_kids, e->anon_vma))
 			continue;
 		if (f->nr_kids == VMAMERGE_VERIFY_KIDS)
@@ -666,8 +658,7 @@ static void vmamerge_family_check(struct vmamerge_vctx *c, struct anon_vma *av,
 				   "anon_vma num_active_vmas %lu > %lu VMAs in its tree using it",
 				   active, f->users);
 	want = f->nr_kids + (av->root == av);
-	if (!f->overflow && f->count_kids &&
-	    READ_ONCE(av->num_children) != want)
+	if (!f->overflow && READ_ONCE(av->num_children) != want)
 		vmamerge_violation(c, VMAMERGE_VIOL_COUNTS, c->vma->vm_start,
 				   want, av->num_children,
 				   "anon_vma num_children %lu != %lu children in use%s",
@@ -679,9 +670,7 @@ static void vmamerge_verify_tree(struct vmamerge_vctx *c, struct anon_vma *av)
 {
 	struct rb_node *n, *first = rb_first(&av->rb_root.rb_root);
 	unsigned long prev = 0, users = 0, active;
-	struct vmamerge_family fam = {
-		.count_kids = READ_ONCE(test_verify_children),
-	};
+	struct vmamerge_family fam = {};
 	struct anon_vma_chain *avc;
 	int refs = atomic_read(&av->refcount);
 

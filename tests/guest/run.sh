@@ -949,9 +949,10 @@ smoke() {
 
 # The SMP set (VMAMERGE_SUITE=smp; tests/check.sh boots the full-tier
 # builds a second time with two vCPUs for it): the concurrency torture
-# without and with the module, with its threads really in parallel, a
-# fork held in the hook while the module goes away, and load/unload
-# cycles under load (livepatch transitions with the other CPU busy).
+# without and with the module, with its threads really in parallel, the
+# verifier racing forks, a fork held in the hook while the module goes
+# away, and load/unload cycles under load (livepatch transitions with the
+# other CPU busy).
 smp() {
 	_cpus=$(grep -c '^processor' /proc/cpuinfo)
 	[ "$_cpus" -ge 2 ]
@@ -963,6 +964,8 @@ smp() {
 		mtorture_mthp
 		# a thread writing every page while the walk runs, on 2 CPUs
 		run t_compact
+		# verifying a family while it forks, really in parallel
+		run t_forkverify 10
 		unload
 		tap $? "unload: disable, sysfs gone, rmmod, /sys/module gone" "$UNLOAD_ERR"
 	else
@@ -1039,6 +1042,8 @@ if [ "$LOADED" = 1 ]; then
 	inplace_tests
 	edges_tests
 	family_tests
+	# the verifier's family counts while the family forks (4 s; SMP below)
+	run t_forkverify 4
 	large_tests
 	compact_tests
 	run t_pins -o

@@ -599,23 +599,6 @@ out:
 	munmap(W, WIN_PAGES * PG);
 }
 
-/*
- * The verifier's exact num_children check (module parameter, off by
- * default: docs/testing.md) for this test's families; @on 0 restores it.
- * Without the module (stock runs) there is nothing to set.
- */
-#define VERIFY_CHILDREN	"/sys/module/vmamerge/parameters/test_verify_children"
-
-static void verify_children(int on)
-{
-	FILE *f = fopen(VERIFY_CHILDREN, "w");
-
-	if (!f)
-		return;
-	fputs(on ? "Y\n" : "N\n", f);
-	fclose(f);
-}
-
 int main(int argc, char **argv)
 {
 	struct utsname u;
@@ -633,7 +616,6 @@ int main(int argc, char **argv)
 	if (!ok(W != NULL, "window"))
 		return tap_exit();
 
-	verify_children(1);
 	family(DROP_MUNMAP, 1);
 	family(DROP_EXIT, 1);
 	family(DROP_MUNMAP, 2);
@@ -641,6 +623,5 @@ int main(int argc, char **argv)
 	family(DROP_NONE, 1);
 	parent_moves(1);
 	parent_moves(0);
-	verify_children(0);
 	return tap_exit();
 }
