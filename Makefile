@@ -77,8 +77,8 @@ check:
 port:
 	bash tools/port.sh $(KVER)
 
-# The end-to-end lab test on real Debian systems (tests/lab/; make check
-# runs bookworm).  LAB_SUITES="bookworm trixie" for both.
+# The end-to-end lab test on real Debian systems alone (tests/lab/; make
+# check runs both, alongside the kernel guests).
 LAB_SUITES ?= bookworm trixie
 lab:
 	@rc=0; for s in $(LAB_SUITES); do bash tests/lab/lab.sh $$s || rc=1; done; exit $$rc

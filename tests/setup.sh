@@ -284,10 +284,4 @@ done
 [[ -x /bin/busybox ]] || die "/bin/busybox missing (busybox-static)"
 "$cache/qemu/current/qemu-system-x86_64" --version >/dev/null || die "$cache/qemu/current/qemu-system-x86_64 does not run"
 
-# The lab test's Debian root and local package repository (cached by suite
-# and package set; tests/lab/mkroot.sh).
-# Not fatal here: the lab step of make check tries again and says why.
-[[ ${VMAMERGE_LAB:-0} == 0 ]] || timed "lab root bookworm" bash "$here/lab/mkroot.sh" bookworm >/dev/null ||
-	log "lab root bookworm: failed (the lab step reports it)"
-
 log "done in $(($(date +%s) - t_start))s (cache: $cache)"
