@@ -242,7 +242,7 @@ back)
 		check "no vmamerge.ko left under /lib/modules" \
 			test -z "$(find /lib/modules -name 'vmamerge.ko*' | head -n 3)"
 		check "packages purged" test -z "$(dpkg-query -W -f='${db:Status-Abbrev}\n' vmamerge vmamerge-dkms 2>/dev/null | grep -v '^.n')"
-		check "no udev rule" test ! -e /usr/lib/udev/rules.d/99-vmamerge.rules
+		check "no udev rule of the package (/usr/lib/udev/rules.d)" test ! -e /usr/lib/udev/rules.d/99-vmamerge.rules
 	else
 		check "uninstall (README): ${un[0]}" as admin "cd ~/vmamerge-$VER && ${un[0]}"
 		check "module unloaded" test ! -d /sys/module/vmamerge
@@ -250,7 +250,7 @@ back)
 	fi
 	check "no CLI" test -z "$(command -v vmamerge)"
 	check "no dkms tree" test ! -e /var/lib/dkms/vmamerge
-	check "no udev rule" test ! -e /etc/udev/rules.d/99-vmamerge.rules
+	check "no udev rule in /etc/udev/rules.d" test ! -e /etc/udev/rules.d/99-vmamerge.rules
 	snapshot "$S/after"
 	diff_snap "$S/before" "$S/after" "file list after removal equals the one before the install"
 	echo "# file-list lines compared: $(wc -l <"$S/before")"
