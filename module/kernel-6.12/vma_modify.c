@@ -26,21 +26,28 @@ static_assert(__same_type(&vma_modify_flags_uffd,
 			  &vmamerge_vma_modify_flags_uffd));
 
 /*
- * vmamerge_modify_next - the right-hand merge candidate, for accounting.
+ * vmamerge_modify_next - the right-hand merge candidate.
  *
  * vma_merge_existing_range() looks right only when the range ends where
- * its VMA ends, and then takes the next range of the iterator: a VMA
- * starting exactly at @vmg->end, or NULL for a gap.  We must not move the
- * caller's iterator, so look the same VMA up in the tree: as @vmg->end is
- * @vmg->vma's end, the VMA containing @vmg->end is the one starting there.
- * mmap_lock is held for writing, so the answer cannot change meanwhile.
+ * its VMA ends, and then takes the next range of the iterator (positioned
+ * within @vmg->vma, as it asserts) and steps back: a VMA starting exactly
+ * at @vmg->end, or NULL for a gap.  We must not move the caller's
+ * iterator, so we step a copy of it, from the leaf node it is at - not a
+ * lookup from the tree's root (vma_lookup()), a fifth of what an opted-in
+ * mlockall() of 20000 VMAs cost us (tests/bench spacing, 26 Nov 2026).
+ * The copy only reads: mas_next_range() allocates and frees nothing, so
+ * the nodes the caller's iterator may have preallocated stay its own.
+ * mmap_lock is held for writing, so the tree cannot change meanwhile.
  */
 static struct vm_area_struct *
 vmamerge_modify_next(const struct vma_merge_struct *vmg)
 {
+	struct vma_iterator vmi;
+
 	if (vmg->end != vmg->vma->vm_end)
 		return NULL;
-	return vma_lookup(vmg->mm, vmg->end);
+	vmi = *vmg->vmi;
+	return vma_iter_next_range(&vmi);
 }
 
 /*
