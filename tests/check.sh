@@ -525,8 +525,8 @@ run_smp_guests() {
 # The end-to-end lab test on a real Debian system (tests/lab/lab.sh), one
 # job of run_guests' pool: lab_boot runs it (its root and package
 # repository are built the first time, 1-2 minutes on a quiet machine,
-# then cached),
-# lab_collect turns its lines into TAP lines that count like the guests'.
+# then cached), lab_collect turns its lines into TAP lines that count
+# like the guests'.
 # A hung boot stops after VMAMERGE_LAB_TIMEOUT s (2400 here: the slowest
 # phase took 1711 s on a loaded host), so CI's limit is not reached.
 lab_boot() { # SUITE
