@@ -141,7 +141,7 @@ static bool vmamerge_rewrite_grow(struct vmamerge_rewrite *rw,
  * up to a page of pointers.  Beyond that, or without memory now, ask for
  * room for one folio per page of the VMA (the most there can be) from
  * vmamerge_rewrite_collect_locked(), which drops the locks, allocates
- * and starts again: VMAMERGE_R_BUSY with @want_folios set.
+ * and starts again: VMAMERGE_R_BUSY with @list_full set.
  */
 static enum vmamerge_refusal vmamerge_rewrite_room(struct vmamerge_rewrite *rw)
 {
@@ -154,7 +154,7 @@ static enum vmamerge_refusal vmamerge_rewrite_room(struct vmamerge_rewrite *rw)
 	/* one folio per page is the most a walk can keep */
 	if (WARN_ON_ONCE(rw->max_folios >= rw->pages))
 		return VMAMERGE_R_TOO_LARGE;
-	rw->want_folios = rw->pages;
+	rw->list_full = true;
 	return VMAMERGE_R_BUSY;
 }
 
@@ -721,11 +721,10 @@ vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
 			unlock(rw);
 		}
 		/* the folio list was full: room for every page, once */
-		if (rw->want_folios) {
-			if (!vmamerge_rewrite_grow(rw, rw->want_folios,
-						   GFP_KERNEL))
+		if (rw->list_full) {
+			if (!vmamerge_rewrite_grow(rw, rw->pages, GFP_KERNEL))
 				return VMAMERGE_R_NOMEM;
-			rw->want_folios = 0;
+			rw->list_full = false;
 			tries--;
 			continue;
 		}

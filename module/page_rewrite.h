@@ -147,7 +147,7 @@ struct vmamerge_rewrite {
 	struct folio *inline_folios[VMAMERGE_REWRITE_INLINE];
 	unsigned long nr_folios;
 	unsigned long max_folios;
-	unsigned long want_folios;	/* full: list room for this many */
+	bool list_full;			/* make room for every page */
 	unsigned long nr_pages;		/* pages of the collected folios */
 	/*
 	 * Order-0 folios mapped by a PTE: checked by the collect walk but

@@ -18,11 +18,9 @@
 #include "tap.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -30,23 +28,15 @@
 #define PAGES	64UL
 #define PG	4096UL
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The verifier child: verify until @stop_at; exit 0 clean, 1 not, 2 error. */
-static int verifier(double stop_at, unsigned long *runs)
+static int verifier(long stop_at, unsigned long *runs)
 {
 	struct vmamerge_verify v;
 	int fd = vm_open(O_RDONLY), r;
 
 	if (fd < 0)
 		return 2;
-	while (now_s() < stop_at) {
+	while (now_ms() < stop_at) {
 		r = vm_verify(fd, VMAMERGE_TARGET_SELF, 0, &v);
 		if (r)
 			return 2;
@@ -67,7 +57,7 @@ int main(int argc, char **argv)
 	unsigned int secs = argc > 1 ? (unsigned int)atoi(argv[1]) : 8;
 	unsigned long forks = 0, runs = 0;
 	int pipefd[2], st = 0, fd;
-	double stop_at;
+	long stop_at;
 	pid_t vpid, c;
 	char *p;
 
@@ -85,7 +75,7 @@ int main(int argc, char **argv)
 	memset(p, 0x5a, PAGES * PG);
 	if (!ok(!pipe(pipefd), "pipe"))
 		return tap_exit();
-	stop_at = now_s() + secs;
+	stop_at = now_ms() + 1000L * secs;
 	vpid = fork();
 	if (vpid == 0) {
 		int rc;
@@ -100,7 +90,7 @@ int main(int argc, char **argv)
 	close(pipefd[1]);
 	if (!ok(vpid > 0, "fork the verifier"))
 		return tap_exit();
-	while (now_s() < stop_at) {
+	while (now_ms() < stop_at) {
 		c = fork();
 		if (c == 0)
 			_exit(0);

@@ -579,7 +579,8 @@ static void mthp_restore(unsigned int kb, const char *old)
 static void t_mthp(unsigned int kb, int aligned, unsigned long folios)
 {
 	const unsigned long fp = kb / 4, n = folios * fp;
-	const unsigned long nbs = folios > 2 ? MTHP_MANY_NB : MTHP_NB;
+	const int many = folios > 2;	/* case 8 */
+	const unsigned long nbs = many ? MTHP_MANY_NB : MTHP_NB;
 	unsigned long nb = n + fp + (aligned ? 0 : fp / 2), to = nbs + nb;
 	char ctx[64], old[64], old_pmd[64], want[32], apart[48], counters[160];
 	struct snap s;
@@ -591,7 +592,7 @@ static void t_mthp(unsigned int kb, int aligned, unsigned long folios)
 		skip("no such mTHP size here", "%s", ctx);
 		goto out;
 	}
-	if (folios > 2 && mthp_set(2048, "never", old_pmd, sizeof(old_pmd))) {
+	if (many && mthp_set(2048, "never", old_pmd, sizeof(old_pmd))) {
 		skip("PMD-sized THPs cannot be switched off", "%s", ctx);
 		goto out;
 	}
