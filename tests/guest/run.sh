@@ -1052,6 +1052,8 @@ if [ "$LOADED" = 1 ]; then
 	run t_cli.sh
 	# vmamerge compact as users run it (issue 14)
 	run t_compact_cli.sh
+	# a program that reaches vm.max_map_count alone, run -- it (issue 14)
+	run t_maplimit.sh
 	diff_loaded
 	cp "$DBG/stats" "$TMP/stats.before" 2>/dev/null
 	run torture.sh -T "$TMAX" on "$TSEEDS" "$TNOPS"

@@ -1,0 +1,82 @@
+#!/bin/sh
+# The map count limit as a program meets it (issue 14; docs/testing.md
+# "The map count limit"): t_realloc grows 1500 buffers with glibc's
+# realloc() (mremap, MREMAP_MAYMOVE) in a fixed pseudo-random order and
+# then starts 64 threads.  With vm.max_map_count at 1000 it fails on its
+# own - realloc() "Cannot allocate memory" near 1000 VMAs with most of the
+# memory free (or, had it got that far, pthread_create() "Resource
+# temporarily unavailable"), the errors of the reports that end in "raise
+# vm.max_map_count" - and run as README says, "vmamerge run -- CMD", it
+# grows every buffer and starts every thread with far fewer VMAs: every
+# byte checked by the program, the rmap verifier clean (t_realloc -v), the
+# exit status 0.  What is left are the holes between buffers that moved
+# away, which no merge can close (docs/testing.md).
+# Runs as root in the busybox guest with the module loaded, mode optin
+# (run.sh's default) and the default features; restores vm.max_map_count.
+# Output: "ok - ..." / "not ok - ..." lines for run.sh.
+#
+#   t_maplimit.sh    (VMAMERGE_CLI: the CLI, default /bin/vmamerge)
+
+DIR=$(cd "$(dirname "$0")" && pwd)
+CLI=${VMAMERGE_CLI:-/bin/vmamerge}
+LIMIT=1000
+MAXMAP=/proc/sys/vm/max_map_count
+# res, cli_on_path
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$DIR/cli_lib.sh"
+# the commands below are written as a user types them: "vmamerge ..."
+cli_on_path
+T=$(mktemp -d /tmp/t_maplimit.XXXXXX) || exit 1
+OLD=$(cat "$MAXMAP")
+
+# counter NAME: its global value ("vmamerge stats": "NAME VALUE" lines)
+counter() {
+	vmamerge stats 2> /dev/null | awk -v n="$1" '$1 == n { print $2 }'
+}
+
+# grown FIELD: the VMA count (1) or the range count (2) of t_realloc's
+# "grown:" line in $T/out
+grown() {
+	sed -n "s/^grown: 1500 blocks, 1500 growths, \([0-9]*\) VMAs, \([0-9]*\) ranges$/\\$1/p" "$T/out"
+}
+
+echo "$LIMIT" > "$MAXMAP"
+[ "$(cat "$MAXMAP")" = "$LIMIT" ]
+res $? "vm.max_map_count set to $LIMIT"
+
+# ---- on its own: the stock result ----
+t_realloc -v > "$T/out" 2> "$T/err"
+_rc=$?
+_err=$(cat "$T/err")
+[ "$_rc" = 1 ] && ! grep -q '^done:' "$T/out" &&
+	printf '%s\n' "$_err" |
+	grep -Eq '^t_realloc: (realloc: Cannot allocate memory|pthread_create [0-9]+ of 64: Resource temporarily unavailable) \([0-9]+ VMAs\)$'
+res $? "t_realloc, not opted in: runs out of VMAs (exit $_rc)" \
+	"stdout: $(cat "$T/out")" "stderr: $_err"
+echo "# not opted in: $_err"
+
+# ---- as README says ----
+_r0=$(counter vmas_renumbered)
+vmamerge run -- t_realloc -v > "$T/out" 2> "$T/err"
+_rc=$?
+_n=$(grown 1)
+_g=$(grown 2)
+_r1=$(counter vmas_renumbered)
+[ "$_rc" = 0 ] && [ ! -s "$T/err" ] && [ -n "$_n" ] &&
+	[ "$_n" -lt $((LIMIT * 7 / 10)) ] && [ "$_n" -le $((_g + 16)) ] &&
+	[ "$(sed -n '2p;4p' "$T/out")" = "rmap: clean (after growing)
+rmap: clean (at the end)" ] &&
+	sed -n 3p "$T/out" |
+	grep -Eq '^done: 64 threads checked 1500 blocks, [0-9]+ VMAs$' &&
+	[ "${_r1:-0}" -gt "${_r0:-0}" ]
+res $? "vmamerge run -- t_realloc: $_n VMAs after growing ($_g ranges between holes), all 64 threads started, every byte intact, rmap clean (exit $_rc)" \
+	"stdout: $(cat "$T/out")" "stderr: $(cat "$T/err")" \
+	"vmas_renumbered $_r0 -> $_r1"
+echo "# vmamerge run: $(sed -n 3p "$T/out"); vmas_renumbered +$((${_r1:-0} - ${_r0:-0}))"
+
+echo "$OLD" > "$MAXMAP"
+[ "$(cat "$MAXMAP")" = "$OLD" ]
+res $? "vm.max_map_count restored ($OLD)"
+rm -rf "$T"
+[ -n "$LINK" ] && rm -f "$LINK"
+exit 0
