@@ -22,9 +22,12 @@
 #                       load of a shared host does not reach the figures);
 #                       "off": wall-clock time
 #   BENCH_SUITES        spacing,micro,bigmove,workload (all)
-#   BENCH_DEBUG=1       each build's debug twin as well (built by make check):
+#   BENCH_DEBUG         each build's debug twin as well (built by make check):
 #                       spacing only, stock and both, N = BENCH_DEBUG_N (500:
-#                       its O(#VMAs) checks cost ~40 ms per move at N = 2000)
+#                       its O(#VMAs) checks cost ~40 ms per move at N = 2000;
+#                       ~3 min for both twins) - the thesis anchor. "auto"
+#                       (default): the twins make check has built; 1: all
+#                       (an error if one is missing); 0: none
 #   BENCH_GUEST_TIMEOUT seconds per guest (5400)
 #   BENCH_DOC           where the report goes (docs/benchmarks.md); "-": nowhere
 #   VMAMERGE_CACHE, VMAMERGE_SKIP_SETUP=1 (as for make check)
@@ -48,14 +51,18 @@ show_tail() { # FILE N
 # the full-tier builds of module/builds.list, restricted to BENCH_KERNELS
 series=() releases=()
 read_matrix() {
-	local s r v
+	local s r v d
 	while read -r s r v _; do
 		series+=("$s") releases+=("$r")
-		# BENCH_DEBUG=1: the build's debug twin too (the thesis anchor:
+		# BENCH_DEBUG (auto, 1): the debug twin too (the thesis anchor:
 		# DEBUG_VM_MAPLE_TREE, DEBUG_VM_RB), once make check has built it
-		if [[ ${BENCH_DEBUG:-0} == 1 ]]; then
-			series+=("$s-debug") releases+=("$(debug_release_of "$v")")
-		fi
+		d=$(debug_release_of "$v")
+		case ${BENCH_DEBUG:-auto} in
+		1) ;;
+		auto) [[ -f $cache/kernels/$d/boot/vmlinuz-$d ]] || continue ;;
+		*) continue ;;
+		esac
+		series+=("$s-debug") releases+=("$d")
 	done < <(builds_of full)
 	((${#series[@]})) || die "no full-tier build of module/builds.list selected (BENCH_KERNELS='${VMAMERGE_KERNELS:-}')"
 }

@@ -320,7 +320,7 @@ class Report:
                 "mlockall, slab); ")
         anchor = ("" if self.debug else
                   "spacing on the debug twins (the thesis anchor; "
-                  "`BENCH_DEBUG=1`); ")
+                  "`BENCH_DEBUG`: none was built); ")
         rewrite = ("" if any(o.get("next") == "merge" for o in self.recs) else
                    "a move that must renumber ≤ 2× the cost of a stock "
                    "PTE-level move per 4 KiB page and O(PMDs) for PMD-mapped "
@@ -346,7 +346,7 @@ class Report:
         self.p("The thesis measured its patched kernel 2.1× faster than stock "
                "at spacing, with 170–276 µs per stock one-page move; issue 13 "
                "suspects an O(#VMAs) debug check (DEBUG_VM_MAPLE_TREE, "
-               "DEBUG_VM_RB) behind it. Each debug twin (`BENCH_DEBUG=1`) "
+               "DEBUG_VM_RB) behind it. Each debug twin (`BENCH_DEBUG`) "
                "against the production build of its series: stock "
                "µs per move (median over repetitions) and `both` ÷ stock of "
                "the same repetition, median [min–max].")
@@ -898,8 +898,9 @@ what processes pay that are not opted in (`loaded`) and opted-in calls
 that merge nothing but what the stock kernel merges, and the workloads
 real programs. Thesis anchor for the spacing test: its patched kernel
 moved 20000 mappings 2.1× faster than stock (issue 13 suspects an
-O(#VMAs) debug check in its test kernel behind that; spacing on our debug
-twins is not part of `make bench`).
+O(#VMAs) debug check in its test kernel behind that; `make bench` runs
+spacing on our debug twins too when `make check` has built them - "The
+thesis anchor" below).
 
 ## How it is measured
 
@@ -950,9 +951,10 @@ Knobs: `BENCH_KERNELS` (series, e.g. `6.12`), `BENCH_N` (spacing mappings,
 20000), `BENCH_REPS` (repetitions of spacing and workloads, 2),
 `BENCH_MICRO_ROUNDS` (4), `BENCH_BIGMOVE_ROUNDS` (1), `BENCH_SIZES` (MiB,
 `4,64,1024`), `BENCH_SUITES` (`spacing,micro,bigmove,workload`),
-`BENCH_ICOUNT`, `BENCH_GUEST_TIMEOUT`, `BENCH_DOC`, `BENCH_DEBUG=1` (each
-build's debug twin too, built by `make check`: spacing only, stock and
-both, N = `BENCH_DEBUG_N`, 500 - the thesis anchor; not in the targets). bench.sh records the
+`BENCH_ICOUNT`, `BENCH_GUEST_TIMEOUT`, `BENCH_DOC`, `BENCH_DEBUG` (each
+build's debug twin too: spacing only, stock and both, N = `BENCH_DEBUG_N`,
+500 - the thesis anchor; not in the targets; `auto`, the default: the
+twins `make check` has built, `1`: all, `0`: none). bench.sh records the
 settings it was given and each guest the parameters it applied; "Last
 run" lists both.
 """
