@@ -30,22 +30,22 @@ cli_on_path
 T=$(mktemp -d /tmp/t_maplimit.XXXXXX) || exit 1
 OLD=$(cat "$MAXMAP")
 
-# counter NAME: its global value ("vmamerge stats": "NAME VALUE" lines)
-counter() {
-	vmamerge stats 2> /dev/null | awk -v n="$1" '$1 == n { print $2 }'
+# The global counters are read once before and once after the opted-in
+# run ("vmamerge stats": "NAME VALUE" lines, saved in $T/before and
+# $T/after); everything below is derived from the two files.
+
+# delta NAME: how much counter NAME grew
+delta() {
+	awk -v n="$1" 'NR == FNR { if ($1 == n) b = $2; next }
+		$1 == n { print $2 - b }' "$T/before" "$T/after"
 }
 
-# refusals: the sum of the global refused_* counters
-refusals() {
-	vmamerge stats 2> /dev/null |
-		awk '$1 ~ /^refused_/ { n += $2 } END { print n + 0 }'
-}
-
-# refusal_deltas BEFORE: "refused_X+N ..." since BEFORE ("vmamerge stats"
-# output saved in a file)
+# refusal_deltas: the refused_* counters that grew, "refused_X+N ...", and
+# their sum on the last line
 refusal_deltas() {
-	vmamerge stats 2> /dev/null | awk 'NR == FNR { b[$1] = $2; next }
-		$1 ~ /^refused_/ && $2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] }' "$1" -
+	awk 'NR == FNR { b[$1] = $2; next }
+		$1 ~ /^refused_/ && $2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1]; n += $2 - b[$1] }
+		END { printf "\n%d\n", n }' "$T/before" "$T/after"
 }
 
 # grown FIELD: the VMA count (1) or the range count (2) of t_realloc's
@@ -70,15 +70,15 @@ res $? "t_realloc, not opted in: runs out of VMAs (exit $_rc)" \
 echo "# not opted in: $_err"
 
 # ---- as README says ----
-_r0=$(counter vmas_renumbered)
-_f0=$(refusals)
-vmamerge stats > "$T/stats" 2> /dev/null
+vmamerge stats > "$T/before" 2> /dev/null
 vmamerge run -- t_realloc -v > "$T/out" 2> "$T/err"
 _rc=$?
+vmamerge stats > "$T/after" 2> /dev/null
 _n=$(grown 1)
 _g=$(grown 2)
-_r1=$(counter vmas_renumbered)
-_f=$(($(refusals) - _f0))
+_rn=$(delta vmas_renumbered)
+_fl=$(refusal_deltas)
+_f=$(printf '%s\n' "$_fl" | sed -n 2p)
 # Every VMA left beyond the stretches without a hole (and the ~6 borders
 # of program text, data, heap, stack, vdso) is a counted refusal: THP is
 # "always" in the guest as on Debian, khugepaged may collapse merged
@@ -93,11 +93,11 @@ _f=$(($(refusals) - _f0))
 rmap: clean (at the end)" ] &&
 	sed -n 3p "$T/out" |
 	grep -Eq '^done: 64 threads checked 1500 blocks, [0-9]+ VMAs$' &&
-	[ "${_r1:-0}" -gt "${_r0:-0}" ]
+	[ "${_rn:-0}" -gt 0 ]
 res $? "vmamerge run -- t_realloc: $_n VMAs after growing ($_g ranges between holes), all 64 threads started, every byte intact, rmap clean (exit $_rc)" \
 	"stdout: $(cat "$T/out")" "stderr: $(cat "$T/err")" \
-	"vmas_renumbered $_r0 -> $_r1, refusals +$_f"
-echo "# vmamerge run: $(sed -n 3p "$T/out"); vmas_renumbered +$((${_r1:-0} - ${_r0:-0})); refusals: $(refusal_deltas "$T/stats")"
+	"vmas_renumbered +$_rn, refusals +$_f"
+echo "# vmamerge run: $(sed -n 3p "$T/out"); vmas_renumbered +$_rn; refusals: $(printf '%s\n' "$_fl" | sed -n 1p)"
 
 echo "$OLD" > "$MAXMAP"
 [ "$(cat "$MAXMAP")" = "$OLD" ]
