@@ -29,7 +29,7 @@ KLP_CONVERT := module/klp-convert/klp-convert
 SERIES = $(shell sed -n 's/^\#define UTS_RELEASE "\([0-9]*\.[0-9]*\).*/\1/p' \
 	   $(KDIR)/include/generated/utsrelease.h)
 
-.PHONY: all module cli klp-convert install uninstall check lab demo bench soak \
+.PHONY: all module cli klp-convert install uninstall check lab demo bench soak kcsan \
 	clean check-kdir port
 
 all: module cli
@@ -94,6 +94,12 @@ bench:
 SOAK_S ?= 3600
 soak:
 	bash tests/soak.sh $(SOAK_S)
+
+# The module's suites on the KCSAN twins (the kernel's data-race detector;
+# KCSAN_S seconds of torture each; needs the caches of `make check`).
+KCSAN_S ?= 600
+kcsan:
+	bash tests/kcsan.sh $(KCSAN_S)
 
 clean:
 	-test ! -f $(KDIR)/Makefile || $(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -9,9 +9,11 @@
 #   awk -v series=all -v out=releases -f builds.awk builds.list
 #       the releases, one a line (dkms.conf, tools/kernel-postinst)
 #
-# Each "full" build also yields its debug twin (tests/debug-kernel/build.sh:
-# release <upstream>-vmamerge-debug, UTS version "#1 SMP PREEMPT_DYNAMIC
-# Debian <debian-version> vmamerge-debug").
+# Each "full" build also yields its debug twins (tests/debug-kernel/build.sh
+# SERIES VARIANT): release <upstream>-vmamerge-VARIANT, UTS version "#1 SMP
+# PREEMPT_DYNAMIC Debian <debian-version> vmamerge-VARIANT", tier "debug";
+# VARIANT "debug" (KASAN, make check boots it) and "kcsan" (the data-race
+# detector, built and booted on demand: docs/testing.md).
 /^[ \t]*(#|$)/ { next }
 NF < 5 { printf "builds.list:%d: too few columns\n", NR > "/dev/stderr"; exit 1 }
 series != "all" && $1 != series { next }
@@ -23,10 +25,13 @@ series != "all" && $1 != series { next }
 	if ($4 == "full") {
 		up = $3
 		sub(/-.*/, "", up)
-		add($1, up "-vmamerge-debug",
-		    "#1 SMP PREEMPT_DYNAMIC Debian " $3 " vmamerge-debug",
-		    $3, "debug")
+		twin($1, up, $3, "debug")
+		twin($1, up, $3, "kcsan")
 	}
+}
+function twin(s, up, v, variant) {
+	add(s, up "-vmamerge-" variant,
+	    "#1 SMP PREEMPT_DYNAMIC Debian " v " vmamerge-" variant, v, "debug")
 }
 function add(s, r, u, v, t) {
 	n++

@@ -14,7 +14,7 @@ struct vmamerge_build {
 	const char *release;	/* utsname()->release */
 	const char *version;	/* utsname()->version, exactly */
 	const char *debver;	/* the Debian package version */
-	const char *tier;	/* "full", "smoke" or "debug" (a full build's twin) */
+	const char *tier;	/* "full", "smoke" or "debug" (a full build's twins) */
 };
 
 /*

@@ -36,13 +36,26 @@ static bool vmamerge_range_softdirty(const struct vmamerge_merge *m)
 	return flags & VM_SOFTDIRTY;
 }
 
+/*
+ * Does vmamerge_keep_softdirty() look at m->softdirty for this merge?  Only
+ * for merges the stock kernel would not have made (see there); known once
+ * the decision point has run.
+ */
+static bool vmamerge_merge_needs_softdirty(const struct vmamerge_merge *m)
+{
+	return m->rehomed || m->path == VMAMERGE_PATH_MREMAP_MOVE ||
+	       m->path == VMAMERGE_PATH_MMAP || m->path == VMAMERGE_PATH_COMPACT;
+}
+
 void vmamerge_merge_prepare(struct vmamerge_merge *m)
 {
 	vmamerge_merge_count(m, VMAMERGE_C_MERGE_ATTEMPTS, 1);
-	m->softdirty = vmamerge_range_softdirty(m);
 	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT |
 			     VMAMERGE_FEATURE_RENUMBER))
 		vmamerge_rehome_for_merge(m);
+	/* rehoming changes no VM_SOFTDIRTY and frees no neighbour */
+	m->softdirty = vmamerge_merge_needs_softdirty(m) &&
+		       vmamerge_range_softdirty(m);
 }
 
 /*
@@ -78,10 +91,7 @@ static enum vmamerge_cause vmamerge_stock_cause(struct vmamerge_merge *m,
 static void vmamerge_keep_softdirty(struct vmamerge_merge *m,
 				    struct vm_area_struct *merged)
 {
-	if (!m->softdirty || (merged->vm_flags & VM_SOFTDIRTY))
-		return;
-	if (m->rehomed || m->path == VMAMERGE_PATH_MREMAP_MOVE ||
-	    m->path == VMAMERGE_PATH_MMAP || m->path == VMAMERGE_PATH_COMPACT)
+	if (m->softdirty && !(merged->vm_flags & VM_SOFTDIRTY))
 		vmamerge_rg_vma_set_softdirty(merged);
 }
 

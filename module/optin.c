@@ -34,11 +34,6 @@
 
 #include "vmamerge.h"
 
-bool vmamerge_mm_opted_in(const struct mm_struct *mm)
-{
-	return test_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
-}
-
 bool vmamerge_mm_exec_keep(const struct mm_struct *mm)
 {
 	return test_bit(VMAMERGE_MMF_EXEC_KEEP, &mm->flags);

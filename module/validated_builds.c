@@ -12,9 +12,10 @@
  * before loading (modinfo -F validated vmamerge).  A build is added with
  * `make port KVER=<release>` (tools/port.sh), never by hand.
  *
- * Each "full" build has a debug twin: the same Debian linux-source, built
- * by tests/debug-kernel/build.sh with the project's debug configuration
- * (KASAN, lockdep, DEBUG_VM, ...).  The replacement functions are written
+ * Each "full" build has two debug twins: the same Debian linux-source,
+ * built by tests/debug-kernel/build.sh with the project's debug
+ * configuration (KASAN, lockdep, DEBUG_VM, ...; the KCSAN twin has the
+ * data-race detector instead of KASAN).  The replacement functions are written
  * from those sources and compiled against the tree they load into, so the
  * twin runs the same code under the checkers; build.sh stamps its UTS
  * version with the Debian version it was built from.

@@ -43,7 +43,15 @@ int vmamerge_check_running_build(void);
 
 /* ---- per-mm opt-in state (optin.c) ---- */
 
-bool vmamerge_mm_opted_in(const struct mm_struct *mm);
+/*
+ * Is @mm opted in?  Inline: every call of a replaced function asks it, in
+ * every process of the system (docs/benchmarks.md, "loaded").
+ */
+static inline bool vmamerge_mm_opted_in(const struct mm_struct *mm)
+{
+	return test_bit(VMAMERGE_MMF_OPTED_IN, &mm->flags);
+}
+
 bool vmamerge_mm_exec_keep(const struct mm_struct *mm);
 bool vmamerge_mm_exec_once(const struct mm_struct *mm);
 int vmamerge_mm_enable(struct mm_struct *mm, bool exec_keep, bool exec_once);

@@ -1,5 +1,9 @@
 #!/bin/bash
-# build.sh SERIES: build (or reuse) the vmamerge debug kernel of SERIES.
+# build.sh SERIES [debug|kcsan]: build (or reuse) the vmamerge debug kernel
+# of SERIES ("debug", the default: the debug twin make check boots) or its
+# KCSAN twin ("kcsan": the data-race detector instead of KASAN, release
+# <upstream>-vmamerge-kcsan; tests/debug-kernel/kcsan.config; not part of
+# make check).
 #
 # Source: $VMAMERGE_CACHE/src/linux-source-SERIES (tests/setup.sh unpacks
 # the Debian linux-source package of module/builds.list: the same sources as the
@@ -14,14 +18,14 @@
 # changed configuration touches.  Another Debian version gets a new tree.
 #
 # It then publishes the kernel in the layout the rest of the tests use for
-# the stock kernels (release R = <upstream version>-vmamerge-debug):
+# the stock kernels (release R = <upstream version>-vmamerge-VARIANT):
 #   kernels/R/boot/vmlinuz-R           the bzImage
 #   kernels/R/lib/modules/R/modules.dep   empty: everything is built in
 #   headers/R/usr/src/linux-headers-R  -> the build tree (KDIR for the module)
 #   symbols/System.map-R               the build's System.map
 # and prints R on stdout (everything else goes to stderr).
 #
-# UTS version: "#1 SMP PREEMPT_DYNAMIC Debian <debian version> vmamerge-debug"
+# UTS version: "#1 SMP PREEMPT_DYNAMIC Debian <debian version> vmamerge-VARIANT"
 # (UTS_VERSION holds 64 characters at most) - module/validated_builds.c
 # accepts exactly that for R.
 set -euo pipefail
@@ -34,10 +38,14 @@ cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 die() { echo "debug-kernel: ERROR: $*" >&2; exit 1; }
 log() { echo "debug-kernel: $*" >&2; }
 
-(($# == 1)) || { echo "usage: $0 SERIES" >&2; exit 2; }
+(($# == 1 || $# == 2)) || { echo "usage: $0 SERIES [debug|kcsan]" >&2; exit 2; }
 series=$1
+variant=${2:-debug}
+[[ $variant == debug || $variant == kcsan ]] ||
+	{ echo "usage: $0 SERIES [debug|kcsan]" >&2; exit 2; }
 frags=("$here/debug.config")
 [[ -f $here/debug-$series.config ]] && frags+=("$here/debug-$series.config")
+[[ $variant == kcsan ]] && frags+=("$here/kcsan.config")
 
 # Options that must be set after kconfig resolved dependencies: without any
 # of them the debug tier would silently test less than it claims.
@@ -45,8 +53,13 @@ required=(LIVEPATCH KPROBES UPROBES DEBUG_FS KALLSYMS_ALL MODULES MODULE_UNLOAD
 	SMP NUMA ACPI_NUMA SWAP ZRAM COMPACTION MIGRATION KSM TRANSPARENT_HUGEPAGE
 	MEM_SOFT_DIRTY USERFAULTFD PROC_PAGE_MONITOR HUGETLBFS
 	SERIAL_8250_CONSOLE BLK_DEV_INITRD DEVTMPFS PREEMPT_DYNAMIC MEMCG
-	KASAN KASAN_GENERIC PROVE_LOCKING DEBUG_VM DEBUG_VM_MAPLE_TREE
+	PROVE_LOCKING DEBUG_VM DEBUG_VM_MAPLE_TREE
 	DEBUG_VM_PGFLAGS DEBUG_LIST PAGE_TABLE_CHECK PAGE_TABLE_CHECK_ENFORCED)
+if [[ $variant == kcsan ]]; then
+	required+=(KCSAN KCSAN_EARLY_ENABLE KCSAN_SELFTEST)
+else
+	required+=(KASAN KASAN_GENERIC)
+fi
 
 debver=$(VMAMERGE_KERNELS=$series builds_of full | awk 'NR == 1 { print $3 }')
 [[ -n $debver ]] || die "series $series has no full-tier build in module/builds.list"
@@ -55,18 +68,21 @@ src=$cache/src/linux-source-$series
 [[ $(cat "$src.version" 2>/dev/null) == "$debver" ]] ||
 	die "$src is not Debian $debver: run tests/setup.sh"
 upstream=${debver%%-*}
-rel=$upstream-vmamerge-debug
+rel=$upstream-vmamerge-$variant
 
 # Everything that changes the kernel besides the sources and the fragments:
 # bump recipe when the make invocation below changes.
 recipe=1
-stamp="Debian $debver vmamerge-debug"
+stamp="Debian $debver vmamerge-$variant"
 key=$( {
 	cat "${frags[@]}"
 	echo "$recipe $stamp"
 	gcc --version | head -n1
 } | sha256sum | cut -c1-12)
-top=$cache/debug/$series-${debver//[^A-Za-z0-9.+-]/_}
+# (the debug twin's tree keeps its name of before the KCSAN twin existed)
+prefix=$series
+[[ $variant == kcsan ]] && prefix=kcsan-$series
+top=$cache/debug/$prefix-${debver//[^A-Za-z0-9.+-]/_}
 obj=$top/obj
 jobs=$(nproc)
 
@@ -115,12 +131,12 @@ publish() {
 	ln -s "$obj" "$h/usr/src/linux-headers-$rel"
 	cp "$obj/System.map" "$cache/symbols/System.map-$rel"
 	# Trees of other Debian versions of this series are dead weight.
-	find "$cache/debug" -mindepth 1 -maxdepth 1 -name "$series-*" ! -path "$top" \
+	find "$cache/debug" -mindepth 1 -maxdepth 1 -name "$prefix-*" ! -path "$top" \
 		-exec rm -rf {} +
 }
 
 mkdir -p "$cache/debug"
-exec 8>"$cache/debug/.lock-$series"
+exec 8>"$cache/debug/.lock-$prefix"
 flock 8
 if [[ $(cat "$top/done" 2>/dev/null) == "$key" ]]; then
 	log "$rel: cached build $top (key $key, built in $(cat "$top/build-seconds") s)"

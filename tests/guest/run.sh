@@ -200,6 +200,18 @@ splats() {
 	dmesg 2>/dev/null | grep -E "$SPLAT"
 }
 
+# The KCSAN twin (tests/kcsan.sh): every data-race report in dmesg, whole,
+# each line prefixed "KCSAN| ", then their number; and the splats that are
+# not KCSAN reports.
+kcsan_reports() {
+	dmesg | awk '/BUG: KCSAN:/ { on = 1 } on { print "KCSAN| " $0 }
+		on && /Reported by Kernel Concurrency Sanitizer/ { on = 0 }'
+	echo "KCSAN-REPORTS: $(dmesg | grep -c 'BUG: KCSAN:')"
+}
+other_splats() {
+	splats | grep -v 'BUG: KCSAN:'
+}
+
 # ---- differential ----
 
 # diffcmp BASE NEW DESC

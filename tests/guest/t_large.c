@@ -80,7 +80,7 @@
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16
 
-static int debug_kernel;	/* a debug twin (*-vmamerge-debug) */
+static int debug_kernel;	/* a debug twin (*-vmamerge-debug, -kcsan) */
 static int stock;		/* -s */
 static int renumber_only;	/* -r */
 static int nostats;
@@ -645,7 +645,7 @@ int main(int argc, char **argv)
 		      NULL, &vfd))
 		return 2;
 	nostats = stats_counter("merge_attempts") == -1;
-	debug_kernel = !uname(&u) && strstr(u.release, "-vmamerge-debug");
+	debug_kernel = !uname(&u) && strstr(u.release, "-vmamerge-");
 	if (nostats)
 		diag("no %s: counters not checked", DBG_STATS);
 	W = aligned_window(WIN_PAGES * PG);
