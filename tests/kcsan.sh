@@ -50,16 +50,17 @@ kcsan_reports
 other_splats >\"\$TMP/other\"; [ ! -s \"\$TMP/other\" ]
 tap \$? \"no splat besides KCSAN reports\" \"\$(head -20 \"\$TMP/other\")\""
 
-# summarize LOG: the reports of a guest log by title ("data-race in A / B"),
-# "ours" when a vmamerge function is on a stack; prints "OURS n" last.
+# summarize OUT: the reports of quick.sh's output by title ("data-race in
+# A / B"), "ours" when a vmamerge function is on a stack; prints "OURS n"
+# last.  The lines of the results channel, not their streamed copies.
 summarize() {
-	tr -d '\r' <"$1" | sed -n 's/.*KCSAN| //p' | awk '
+	tr -d '\r' <"$1" | sed -n 's/^KCSAN| //p' | awk '
 		/BUG: KCSAN:/ { flush(); t = $0; sub(/.*BUG: KCSAN: /, "", t)
 				ours = 0; next }
-		/vmamerge/ { ours = 1 }
+		/\[vmamerge\]|vmamerge_[a-z0-9_.]*\+0x/ { ours = 1 }
 		END { flush()
 		      for (k in n) printf "%5d  %s  %s\n", n[k], own[k] ? "MODULE" : "kernel", k
-		      print "OURS " total_ours }
+		      print "OURS " total_ours + 0 }
 		function flush() { if (t == "") return
 				   n[t]++; if (ours) { own[t] = 1; total_ours++ }
 				   t = "" }'
@@ -76,7 +77,8 @@ while read -r series _; do
 	qrc=$?
 	set -e
 	log=$(sed -n 's/^log: \(.*\) (run-guest exit .*/\1/p' "$out/$rel.out" | tail -n1)
-	grep -a '^  guest| # torture\|GUEST-RESULT\|not ok' "$out/$rel.out" | head -n 40 || true
+	grep -a 'torture o[nf]*:\|GUEST-RESULT\|not ok\|KCSAN-REPORTS\|KCSAN-STATE' \
+		"$out/$rel.out" | head -n 60 || true
 	[[ -n $log ]] && cp "$log" "$out/$rel.log"
 	summarize "$out/$rel.out" >"$out/$rel.summary"
 	echo "KCSAN reports of $rel (count, whose, race):"

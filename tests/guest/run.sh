@@ -201,12 +201,19 @@ splats() {
 }
 
 # The KCSAN twin (tests/kcsan.sh): every data-race report in dmesg, whole,
-# each line prefixed "KCSAN| ", then their number; and the splats that are
-# not KCSAN reports.
+# each line prefixed "KCSAN| ", then their number and KCSAN's own state
+# (enabled, watchpoints set up, races seen: proof that it watched); and
+# the splats that are not KCSAN reports.
 kcsan_reports() {
 	dmesg | awk '/BUG: KCSAN:/ { on = 1 } on { print "KCSAN| " $0 }
 		on && /Reported by Kernel Concurrency Sanitizer/ { on = 0 }'
 	echo "KCSAN-REPORTS: $(dmesg | grep -c 'BUG: KCSAN:')"
+	dmesg | grep 'kcsan: ' | sed 's/^/KCSAN-STATE: /'
+	sed -n '1,/^$/p' "${DBG%/vmamerge}/kcsan" 2>/dev/null |
+		sed 's/^/KCSAN-STATE: /'
+	_st=$(dmesg | sed -n 's/.*kcsan: selftest: \([0-9]*\)\/\([0-9]*\) tests passed.*/\1 \2/p')
+	[ -n "$_st" ] && [ "${_st% *}" = "${_st#* }" ]
+	tap $? "KCSAN's selftest at boot: ${_st:-none} (passed, total)"
 }
 other_splats() {
 	splats | grep -v 'BUG: KCSAN:'

@@ -51,10 +51,14 @@ mkdir -p "$(dirname "$log")"
 # share an LLC across nodes and the kernel WARNs in topology_sane() -
 # fatal with panic_on_warn.  With one, node 1 has memory but no CPU.
 # la57=off: with 5-level paging a debug kernel splatted early under TCG
-# (shared/design/craft.md). quiet/loglevel=5: warnings and worse reach the
-# console (a WARN's own lines and its dump_page() before a panic_on_warn). Stall detectors are relaxed a little for slow TCG hosts; real
-# deadlocks still trip them.
-append="console=ttyS0,115200 panic_on_warn=1 panic=-1 oops=panic loglevel=5 quiet"
+# (shared/design/craft.md). quiet, then loglevel=5: warnings and worse
+# reach the console (a WARN's own lines and its dump_page() before a
+# panic_on_warn, the stacks of KCSAN reports).  The order matters: both set
+# the console's level as the command line is read, so a "quiet" after
+# "loglevel=5" (as here until 27 Nov 2026) left errors only.  Stall
+# detectors are relaxed a little for slow TCG hosts; real deadlocks still
+# trip them.
+append="console=ttyS0,115200 panic_on_warn=1 panic=-1 oops=panic quiet loglevel=5"
 append+=" log_buf_len=4M rcupdate.rcu_cpu_stall_timeout=60 watchdog_thresh=30"
 append+=" ${VMAMERGE_GUEST_APPEND:-}"
 
