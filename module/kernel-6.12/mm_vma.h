@@ -133,6 +133,13 @@ vmamerge_vma_iter_next_rewind(struct vma_iterator *vmi,
 	return next;
 }
 
+/* As vma_iter_prev_range() (mm/vma.h:515): the range before the position. */
+static inline struct vm_area_struct *
+vmamerge_vma_iter_prev_range(struct vma_iterator *vmi)
+{
+	return mas_prev_range(&vmi->mas, 0);
+}
+
 /* As vma_iter_addr(): the address the iterator is positioned at. */
 static inline unsigned long vmamerge_vma_iter_addr(struct vma_iterator *vmi)
 {

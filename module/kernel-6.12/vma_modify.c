@@ -29,25 +29,29 @@ static_assert(__same_type(&vma_modify_flags_uffd,
  * vmamerge_modify_next - the right-hand merge candidate.
  *
  * vma_merge_existing_range() looks right only when the range ends where
- * its VMA ends, and then takes the next range of the iterator (positioned
- * within @vmg->vma, as it asserts) and steps back: a VMA starting exactly
- * at @vmg->end, or NULL for a gap.  We must not move the caller's
- * iterator, so we step a copy of it, from the leaf node it is at - not a
- * lookup from the tree's root (vma_lookup()), a fifth of what an opted-in
- * mlockall() of 20000 VMAs cost us (tests/bench spacing, 26 Nov 2026).
- * The copy only reads: mas_next_range() allocates and frees nothing, so
- * the nodes the caller's iterator may have preallocated stay its own.
- * mmap_lock is held for writing, so the tree cannot change meanwhile.
+ * its VMA ends, and then steps the caller's iterator (positioned within
+ * @vmg->vma, as it asserts) to the next range and back: a VMA starting
+ * exactly at @vmg->end, or NULL for a gap.  We take the same two steps on
+ * the same iterator just before it does; they leave the iterator where
+ * the stock steps leave it, within @vmg->vma, so its assertion holds and
+ * its own two steps, from a walked leaf, cost little.  A fresh iterator
+ * (madvise() builds one) is walked from the root once, here, as it would
+ * have been there; a copy of it walked the tree a second time, 2 % of an
+ * opted-in madvise() (docs/design.md, "The in-place decision's cost").  Neither
+ * step allocates or frees, so the nodes the caller may have preallocated
+ * stay its own.  mmap_lock is held for writing: the tree cannot change
+ * between our steps and the stock ones.
  */
 static struct vm_area_struct *
 vmamerge_modify_next(const struct vma_merge_struct *vmg)
 {
-	struct vma_iterator vmi;
+	struct vm_area_struct *next;
 
 	if (vmg->end != vmg->vma->vm_end)
 		return NULL;
-	vmi = *vmg->vmi;
-	return vma_iter_next_range(&vmi);
+	next = vma_iter_next_range(vmg->vmi);
+	vmamerge_vma_iter_prev_range(vmg->vmi);
+	return next;
 }
 
 /*
