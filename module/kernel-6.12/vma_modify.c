@@ -37,10 +37,10 @@ static_assert(__same_type(&vma_modify_flags_uffd,
  * its own two steps, from a walked leaf, cost little.  A fresh iterator
  * (madvise() builds one) is walked from the root once, here, as it would
  * have been there; a copy of it walked the tree a second time, 2 % of an
- * opted-in madvise() (docs/design.md, "The in-place decision's cost").  Neither
- * step allocates or frees, so the nodes the caller may have preallocated
- * stay its own.  mmap_lock is held for writing: the tree cannot change
- * between our steps and the stock ones.
+ * opted-in madvise() (docs/design.md, "The in-place decision's cost").
+ * Neither step allocates or frees, so the nodes the caller may have
+ * preallocated stay its own.  mmap_lock is held for writing: the tree
+ * cannot change between our steps and the stock ones.
  */
 static struct vm_area_struct *
 vmamerge_modify_next(const struct vma_merge_struct *vmg)
