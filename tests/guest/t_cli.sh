@@ -92,7 +92,7 @@ readme_tests() {
 	# (module/builds.list; the smoke tier runs the smoke set only)
 	_build="build:        validated (full tier)"
 	case $(uname -r) in
-	*-vmamerge-debug | *-vmamerge-kcsan) _build="build:        validated (debug twin of a full build)" ;;
+	*-vmamerge-*) _build="build:        validated (debug twin of a full build)" ;;
 	esac
 	check "vmamerge status: loaded, optin, both features" 0 \
 		"$(printf 'kernel:       %s\n%s\n%s\nlivepatch:    enabled, no transition in progress\nabi version:  1 (this tool: 1)\nmode:         always [optin] never\nfeatures:     [renumber] [transplant]\nthis process: not opted in, not active' \
@@ -300,7 +300,7 @@ json_tests() {
 		.this_process.opted_in .livepatch.enabled .livepatch.transition .abi_version \
 		.tool_abi_version
 	_tier='"full"'
-	case $(uname -r) in *-vmamerge-debug | *-vmamerge-kcsan) _tier='"debug"' ;; esac
+	case $(uname -r) in *-vmamerge-*) _tier='"debug"' ;; esac
 	json "  ... the build: validated, its tier (module/builds.list)" \
 		"true\n$_tier\nnull" .build.validated .build.tier .build.nearest
 	check "mode --json" 0 '{"mode": "optin"}' vmamerge mode --json
