@@ -17,6 +17,8 @@
 #   VMAMERGE_SOAK_SEED    first seed
 #   VMAMERGE_SOAK_NOPS    ops per t_torture run (default 10000; 0: unbounded)
 #   VMAMERGE_SOAK_OFF_S   seconds without the module (default SECONDS/4)
+#   VMAMERGE_SOAK_ON_OPS  end the opted-in part early once it has done this
+#                         many ops (e.g. 1000000; default: time only)
 #   VMAMERGE_DEBUG=0      leave out the debug kernels
 # Output: TAP lines prefixed with the release, then
 # `P passed, F failed, S skipped`.  Logs: $VMAMERGE_CACHE/logs/<timestamp>/.
@@ -33,6 +35,11 @@ fi
 off_s=${VMAMERGE_SOAK_OFF_S:-$((secs / 4))}
 on_s=$((secs - off_s))
 nops=${VMAMERGE_SOAK_NOPS:-10000}
+on_ops=${VMAMERGE_SOAK_ON_OPS:-}
+if [[ -n $on_ops && ! $on_ops =~ ^[1-9][0-9]*$ ]]; then
+	echo "$0: VMAMERGE_SOAK_ON_OPS must be a positive number of ops, not '$on_ops'" >&2
+	exit 2
+fi
 seed=${VMAMERGE_SOAK_SEED:-$(($(date +%s) % 1000000 * 1000))}
 soak=$cache/soak
 guest_bin=$soak/bin # read by stage_guest (check.sh)
@@ -42,7 +49,7 @@ mkdir -p "$logdir"
 prune_logs
 
 read_matrix # releases[] and kinds[] (stock, debug; VMAMERGE_DEBUG=0: stock only)
-echo "vmamerge soak: ${secs} s per kernel (${off_s} s without the module, ${on_s} s opted in), seeds from $seed, $nops ops per run; kernels ${releases[*]}; logs $logdir"
+echo "vmamerge soak: ${secs} s per kernel (${off_s} s without the module, ${on_s} s opted in${on_ops:+ or until $on_ops ops}), seeds from $seed, $nops ops per run; kernels ${releases[*]}; logs $logdir"
 
 # The guest script: only the torture, around one load/unload.
 write_guest_script() { # FILE
@@ -69,7 +76,7 @@ count() { # FILE: add torture.sh's results to the totals, print them
 count /tmp/soak.out
 if insmod "\$KO" && "\$W" value \$LP/transition 0 60000 >/dev/null; then
 	res 0 "soak: module loaded"
-	"\$DIR/torture.sh" -t $on_s on "$seed" $nops > /tmp/soak.out 2>&1
+	"\$DIR/torture.sh" -t $on_s ${on_ops:+-N $on_ops} on "$seed" $nops > /tmp/soak.out 2>&1
 	count /tmp/soak.out
 	ok=1
 	echo 0 > \$LP/enabled && "\$W" gone \$LP 60000 >/dev/null &&

@@ -11,6 +11,7 @@
 #            until S seconds have passed; NOPS bounds each run (0: none)
 #   -T S     bound each t_torture run to S seconds as well (for make
 #            check: the run passes with the ops it did; the count is shown)
+#   -N OPS   soak: stop as well once the runs have done OPS ops in all
 #
 # Noise while t_torture runs: THP enabled=always with a busy khugepaged,
 # KSM running fast, t_migrate moving the window's pages between NUMA nodes
@@ -31,10 +32,11 @@ THP=$MM/transparent_hugepage
 KSM=$MM/ksm
 SOAK=
 RUNMAX=
+OPSMAX=
 MODE=off
 
 usage() {
-	echo "usage: torture.sh [-t SECONDS] [-T SECONDS] [-m] [off|on] SEEDS NOPS" >&2
+	echo "usage: torture.sh [-t SECONDS] [-T SECONDS] [-N OPS] [-m] [off|on] SEEDS NOPS" >&2
 	exit 2
 }
 
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
 	-m) MODE=on ;;
 	-t) [ $# -ge 2 ] || usage; SOAK=$2; shift ;;
 	-T) [ $# -ge 2 ] || usage; RUNMAX=$2; shift ;;
+	-N) [ $# -ge 2 ] || usage; OPSMAX=$2; shift ;;
 	off|on) MODE=$1 ;;
 	-*) usage ;;
 	*) break ;;
@@ -132,10 +135,11 @@ if [ "$MODE" = on ]; then
 	fi
 fi
 
-echo "# torture $MODE: seeds $SEEDS, ${NOPS} ops each${RUNMAX:+ (at most ${RUNMAX} s)}${SOAK:+, soak ${SOAK} s}, window $WINDOW pages; noise: THP always + khugepaged 100 ms, KSM ${TORTURE_KSM_PAGES:-1000} pages/${TORTURE_KSM_SLEEP_MS:-10} ms, t_migrate every ${TORTURE_MIGRATE_MS:-50} ms, compaction every ${TORTURE_COMPACT_EVERY:-10} rounds, zram swap"
+echo "# torture $MODE: seeds $SEEDS, ${NOPS} ops each${RUNMAX:+ (at most ${RUNMAX} s)}${SOAK:+, soak ${SOAK} s}${OPSMAX:+ or $OPSMAX ops}, window $WINDOW pages; noise: THP always + khugepaged 100 ms, KSM ${TORTURE_KSM_PAGES:-1000} pages/${TORTURE_KSM_SLEEP_MS:-10} ms, t_migrate every ${TORTURE_MIGRATE_MS:-50} ms, compaction every ${TORTURE_COMPACT_EVERY:-10} rounds, zram swap"
 
 FAILS=0
 RUNS=0
+OPS=0
 T0=$(now_ms)
 vmstat_snap > "$TMP/vm0"
 
@@ -177,6 +181,9 @@ one() {
 		echo "not ok - torture $MODE seed $_seed: t_torture printed no result"
 		_nfail=1
 	fi
+	# t_torture's "# seed S: N ops (...)" line: the ops this run did
+	_n=$(sed -n 's/^# seed [0-9]*: \([0-9]*\) ops .*/\1/p' "$TMP/t.out" | head -n 1)
+	OPS=$((OPS + ${_n:-0}))
 	sed 's/^\([^#]\)/# \1/' "$TMP/m.out"
 	if [ "$_mrc" -ne 0 ]; then
 		echo "not ok - torture $MODE seed $_seed: t_migrate exited with status $_mrc"
@@ -192,6 +199,10 @@ if [ -n "$SOAK" ]; then
 		_left=$((SOAK - ($(now_ms) - T0) / 1000))
 		[ "$_left" -gt 0 ] || break
 		one "$_seed" "$_left"
+		if [ -n "$OPSMAX" ] && [ "$OPS" -ge "$OPSMAX" ]; then
+			echo "# torture $MODE: $OPS ops done (-N $OPSMAX), stopping the soak"
+			break
+		fi
 		if [ "$FAILS" -ge 5 ]; then
 			echo "# torture $MODE: stopping the soak after $FAILS failures"
 			break
@@ -214,5 +225,5 @@ for _k in $VMSTAT_KEYS ksm_full_scans; do
 	_d="$_d $_k=$((_b - _a))"
 	_i=$((_i + 1))
 done
-echo "# torture $MODE: $RUNS run(s), $FAILS failure(s) in $(((T1 - T0) / 1000)) s; kernel noise during the runs:$_d"
+echo "# torture $MODE: $RUNS run(s), $OPS ops, $FAILS failure(s) in $(((T1 - T0) / 1000)) s; kernel noise during the runs:$_d"
 [ "$FAILS" -eq 0 ]
