@@ -38,6 +38,7 @@
 
 #include "vmamerge.h"
 #include "page_rewrite.h"
+#include "sharing.h"
 #include "verify.h"	/* the page-table and swap-cache helpers */
 
 #define VMAMERGE_REFUSAL_NAME_(id, name)				\
@@ -196,25 +197,20 @@ static enum vmamerge_refusal vmamerge_rewrite_small(struct vmamerge_rewrite *rw,
 }
 
 /*
- * A present folio under its PTE or PMD lock.  An order-0 folio that is
- * not in the swap cache is checked without its lock (vmamerge_check_mapped()
- * reads nothing the locks we hold do not pin).  Any other one is trylocked
- * first, so that the sharing check reads state that the folio lock pins
- * too (swap-cache membership and slot); an order-0 one is then unlocked
- * again - what the check proved stays true under our locks (sharing.c) -
- * and a large one is kept locked and referenced until the commit.
+ * A present folio under its PTE or PMD lock that is large, mapped by a
+ * PMD or in the swap cache: trylocked first, so that the sharing check
+ * reads state that the folio lock pins too (swap-cache membership and
+ * slot).  An order-0 one is then unlocked again - what the check proved
+ * stays true under our locks (sharing.c) - and a large one is kept locked
+ * and referenced until the commit.
  */
-static enum vmamerge_refusal
-vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
-			 struct page *page, unsigned long addr, bool pmd_mapped)
+static noinline enum vmamerge_refusal
+vmamerge_rewrite_locked(struct vmamerge_rewrite *rw, struct folio *folio,
+			struct page *page, unsigned long addr, bool pmd_mapped)
 {
 	bool small = !pmd_mapped && !folio_test_large(folio);
 	enum vmamerge_refusal r;
 
-	if (small && !folio_test_swapcache(folio))
-		return vmamerge_rewrite_small(rw,
-					      vmamerge_check_mapped(rw, folio,
-								    addr));
 	if (!folio_trylock(folio))
 		return VMAMERGE_R_BUSY;
 	r = vmamerge_check_present(rw, folio, page, addr, pmd_mapped);
@@ -229,6 +225,25 @@ vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
 		rw->open_addr = addr + PAGE_SIZE;
 	}
 	return r;
+}
+
+/*
+ * A present folio under its PTE or PMD lock.  An order-0 folio a PTE
+ * maps that is not in the swap cache - nearly every page - is checked
+ * here, inline in the walk and without its lock (vmamerge_check_mapped()
+ * reads nothing the locks we hold do not pin); any other one by
+ * vmamerge_rewrite_locked().
+ */
+static __always_inline enum vmamerge_refusal
+vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
+			 struct page *page, unsigned long addr, bool pmd_mapped)
+{
+	if (!pmd_mapped && !folio_test_large(folio) &&
+	    !folio_test_swapcache(folio))
+		return vmamerge_rewrite_small(rw,
+					      vmamerge_check_mapped(rw, folio,
+								    addr));
+	return vmamerge_rewrite_locked(rw, folio, page, addr, pmd_mapped);
 }
 
 /*

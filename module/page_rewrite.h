@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vmamerge: the page rewrite walker (page_rewrite.c), the sharing check it
- * applies to every page (sharing.c) and the per-series helpers both need
- * (kernel-<series>/rewrite_glue.c).
+ * applies to every page (sharing.c; its per-page part inline, sharing.h)
+ * and the per-series helpers both need (kernel-<series>/rewrite_glue.c).
  *
  * A rewrite changes what rmap knows about the anonymous pages of one VMA:
  * today their index (renumbering, renumber.c).  It runs in two phases
@@ -240,17 +240,7 @@ enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
 					     struct page *page,
 					     unsigned long addr,
 					     bool pmd_mapped);
-/*
- * The part of vmamerge_check_present() that needs no folio lock: @folio is
- * mapped at @addr by @rw->vma whole (order 0 by one PTE, or by a PMD) -
- * is it anonymous, not KSM, not pinned, mapped once, and does rmap know
- * it where it is?  Under the PTE or PMD lock.
- */
-enum vmamerge_refusal vmamerge_check_mapped(struct vmamerge_rewrite *rw,
-					    struct folio *folio,
-					    unsigned long addr);
-/* A further page of a large folio mapped by PTEs, under its PTE lock. */
-enum vmamerge_refusal vmamerge_check_large_next(struct page *page);
+/* vmamerge_check_mapped(), vmamerge_check_large_next(): sharing.h */
 /*
  * A swap-cache @folio found for the swap PTE of @entry at @addr, locked by
  * the caller: same question.  Under the PTE lock.

@@ -33,57 +33,8 @@
 
 #include "vmamerge.h"
 #include "page_rewrite.h"
+#include "sharing.h"
 #include "verify.h"
-
-/*
- * The folio's anon_vma must belong to the VMA's family and its index must
- * match the VMA's linear index at @addr for page @idx: anything else means
- * rmap is already inconsistent here, and a rewrite would hide it.
- */
-static enum vmamerge_refusal vmamerge_check_rmap(struct vmamerge_rewrite *rw,
-						 struct folio *folio,
-						 unsigned long idx,
-						 unsigned long addr)
-{
-	unsigned long mapping = (unsigned long)folio->mapping;
-	struct anon_vma *av;
-
-	if ((mapping & PAGE_MAPPING_FLAGS) != PAGE_MAPPING_ANON)
-		return VMAMERGE_R_UNSTABLE;
-	av = (struct anon_vma *)(mapping - PAGE_MAPPING_ANON);
-	if (rw->only_anon_vma && av != rw->only_anon_vma)
-		return VMAMERGE_R_UNSTABLE;
-	if (av->root != rw->root)
-		return VMAMERGE_R_UNSTABLE;
-	if (folio->index + idx != linear_page_index(rw->vma, addr))
-		return VMAMERGE_R_UNSTABLE;
-	return VMAMERGE_R_NONE;
-}
-
-/* KSM and non-anonymous pages are never ours to rewrite. */
-static enum vmamerge_refusal vmamerge_check_kind(struct folio *folio)
-{
-	if (folio_test_ksm(folio))
-		return VMAMERGE_R_KSM;
-	if (!folio_test_anon(folio))
-		return VMAMERGE_R_SPECIAL;
-	return VMAMERGE_R_NONE;
-}
-
-/*
- * Is @page, which the walker holds mapped by one PTE of this VMA, mapped
- * by no other PTE anywhere?  A page's _mapcount counts its PTE mappings
- * minus one on both builds (6.1 and 6.12 keep it per page for large
- * folios too); a PMD mapping of the folio is counted in the folio's
- * entire mapcount instead (6.1's PG_double_map bias on every page exists
- * only while that is non-zero, and the first page's check requires it to
- * be zero).  O(1) per page on both builds, where 6.1's folio_mapcount()
- * of a large folio sums all its pages.
- */
-static bool vmamerge_page_mapped_once(struct page *page)
-{
-	return atomic_read(&page->_mapcount) == 0;
-}
 
 /*
  * The first page of a large folio mapped by PTEs.  It is rewritten whole,
@@ -108,38 +59,6 @@ static enum vmamerge_refusal vmamerge_check_large_first(struct folio *folio,
 	if (folio_entire_mapcount(folio) || !vmamerge_page_mapped_once(page))
 		return VMAMERGE_R_SHARED;
 	return VMAMERGE_R_NONE;
-}
-
-enum vmamerge_refusal vmamerge_check_large_next(struct page *page)
-{
-	return vmamerge_page_mapped_once(page) ? VMAMERGE_R_NONE :
-						 VMAMERGE_R_SHARED;
-}
-
-/* A kind we rewrite, and no pin: what every present folio must be. */
-static enum vmamerge_refusal vmamerge_check_unpinned(struct folio *folio)
-{
-	enum vmamerge_refusal r = vmamerge_check_kind(folio);
-
-	if (r)
-		return r;
-	/* the pin may be a DMA target that a later fault must not copy */
-	if (folio_maybe_dma_pinned(folio))
-		return VMAMERGE_R_PINNED;
-	return VMAMERGE_R_NONE;
-}
-
-enum vmamerge_refusal vmamerge_check_mapped(struct vmamerge_rewrite *rw,
-					    struct folio *folio,
-					    unsigned long addr)
-{
-	enum vmamerge_refusal r = vmamerge_check_unpinned(folio);
-
-	if (r)
-		return r;
-	if (folio_mapcount(folio) != 1)
-		return VMAMERGE_R_SHARED;
-	return vmamerge_check_rmap(rw, folio, 0, addr);
 }
 
 enum vmamerge_refusal vmamerge_check_present(struct vmamerge_rewrite *rw,
