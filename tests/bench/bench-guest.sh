@@ -31,7 +31,8 @@
 #   BENCH_MICRO   micro: "ITERS BATCHES" (256 15)
 #   BENCH_MICRO_ROUNDS  micro: rounds (4)
 #   BENCH_BIGMOVE_ROUNDS  bigmove: rounds (1)
-#   BENCH_SUITES  which benchmarks ("spacing micro bigmove workload")
+#   BENCH_SUITES  which benchmarks ("spacing micro bigmove workload profile")
+#   BENCH_PROFILE_N  profile: spacing's mappings (2000)
 #   BENCH_CONFIGS which configurations ("stock loaded off renumber transplant both")
 #   BENCH_WORKLOAD_REPS  repetitions of each workload per configuration (1)
 DIR=$(cd "$(dirname "$0")" && pwd)
@@ -45,7 +46,8 @@ MOVES=${BENCH_MOVES:-5}
 MROUNDS=${BENCH_MICRO_ROUNDS:-4}
 BROUNDS=${BENCH_BIGMOVE_ROUNDS:-1}
 MICRO=${BENCH_MICRO:-"256 15"}
-SUITES=${BENCH_SUITES:-"spacing micro bigmove workload"}
+SUITES=${BENCH_SUITES:-"spacing micro bigmove workload profile"}
+PROFILE_N=${BENCH_PROFILE_N:-2000}
 CONFIGS=${BENCH_CONFIGS:-"stock loaded off renumber transplant both"}
 WREPS=${BENCH_WORKLOAD_REPS:-1}
 lst() { echo "$1" | tr , ' '; }
@@ -248,6 +250,73 @@ if has "$SUITES" bigmove; then
 	two_states "$BROUNDS" run_bigmove
 	lap "bigmove"
 fi
+# ---- profile: where a move's time goes, function by function --------------
+#
+# One function at a time is traced (function_graph with that function alone
+# in set_ftrace_filter: its entry and exit, nothing below it), so its
+# duration is its whole cost - callees included - plus one round trip of
+# the tracer, which the calibration function measures (an almost empty one:
+# mremap_userfaultfd_prep() of a VMA without userfaultfd).  Under -icount
+# the durations are instruction counts too.  Configurations stock and both,
+# each program run once per function; a function this kernel does not have
+# (the other series' name, inlined) is left out.
+TR=/sys/kernel/tracing
+PROFILE_CAL=mremap_userfaultfd_prep
+PROFILE_FUNCS="$PROFILE_CAL __x64_sys_mremap move_vma copy_vma vmamerge_copy_vma
+	vma_merge_new_range vma_merge vma_expand __vma_adjust vm_area_dup
+	anon_vma_clone vma_link move_page_tables do_vmi_munmap do_mas_munmap
+	unlink_anon_vmas vmamerge_move_prepare vmamerge_edge_check
+	vmamerge_mv_rewrite vmamerge_renumber_vma vmamerge_transplant_vma
+	vmamerge_rewrite_collect vmamerge_rewrite_commit vmamerge_move_done
+	klp_shadow_get"
+# profile_one FUNC PROGRAM ARGS: "CALLS NS" of FUNC while PROGRAM runs
+profile_one() {
+	_f=$1
+	shift
+	echo nop >$TR/current_tracer
+	echo "$_f" >$TR/set_ftrace_filter || return 1
+	echo function_graph >$TR/current_tracer
+	echo >$TR/trace
+	echo 1 >$TR/tracing_on
+	"$@" >/dev/null || say "$* failed ($?)"
+	echo 0 >$TR/tracing_on
+	awk '/ us +\|/ { d = $0; sub(/ us.*/, "", d); sub(/.*\) *[-+!#*@$]? */, "", d)
+		t += d; c++ }
+		END { printf "%d %.0f\n", c, t * 1000 }' $TR/trace
+}
+# profile_prog NAME PROGRAM ARGS: every function of PROFILE_FUNCS
+profile_prog() {
+	_p=$1
+	shift
+	for _f in $PROFILE_FUNCS; do
+		grep -qE "^$_f( |\$)" $TR/available_filter_functions || continue
+		_r=$(profile_one "$_f" "$@") || continue
+		echo "{\"bench\":\"profile\",\"config\":\"$BENCH_CONFIG\",\"program\":\"$_p\",\"func\":\"$_f\",\"calls\":${_r% *},\"ns\":${_r#* },\"calibration\":$([ "$_f" = $PROFILE_CAL ] && echo true || echo false)}"
+	done
+}
+if has "$SUITES" profile; then
+	[ -e $TR/trace ] || mount -t tracefs nodev $TR 2>/dev/null
+	if [ -w $TR/set_ftrace_filter ]; then
+		echo 1 >$TR/options/funcgraph-tail 2>/dev/null
+		echo 0 >$TR/options/funcgraph-irqs 2>/dev/null
+		for cfg in stock both; do
+			has "$CONFIGS" $cfg || continue
+			config $cfg
+			profile_prog "spacing -m diff -n $PROFILE_N" spacing -m diff -n "$PROFILE_N" -t 1
+			# bigmove switches configurations itself: this one only
+			BENCH_INPROC=$cfg
+			export BENCH_INPROC
+			profile_prog "bigmove -s 64 -a unaligned -H nothp -n merge" \
+				bigmove -s 64 -a unaligned -H nothp -n merge -k 1
+		done
+		echo nop >$TR/current_tracer
+		echo >$TR/set_ftrace_filter
+		lap "profile"
+	else
+		say "profile: no $TR/set_ftrace_filter (tracefs, CONFIG_FUNCTION_GRAPH_TRACER)"
+	fi
+fi
+
 unload
 say "benchmarks done in $(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }') s"
 echo "{\"bench\":\"done\",\"seconds\":$(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }')}"

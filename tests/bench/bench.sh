@@ -21,7 +21,9 @@
 #                       clock counts executed instructions, 1 ns each, so the
 #                       load of a shared host does not reach the figures);
 #                       "off": wall-clock time
-#   BENCH_SUITES        spacing,micro,bigmove,workload (all)
+#   BENCH_SUITES        spacing,micro,bigmove,workload,profile (all; profile:
+#                       the cost of a move function by function, ftrace)
+#   BENCH_PROFILE_N     profile: spacing's mappings (2000)
 #   BENCH_DEBUG         each build's debug twin as well (built by make check):
 #                       spacing only, stock and both, N = BENCH_DEBUG_N (500:
 #                       its O(#VMAs) checks cost ~40 ms per move at N = 2000;
@@ -144,7 +146,7 @@ make -s -C "$here" OUT="$out/bin" JEMALLOC="$jemalloc" >"$out/build-bench.log" 2
 # ---- guests ------------------------------------------------------------------------
 append=""
 for v in BENCH_N BENCH_REPS BENCH_MICRO_ROUNDS BENCH_BIGMOVE_ROUNDS BENCH_SIZES BENCH_SUITES \
-	BENCH_MOVES BENCH_MICRO BENCH_CONFIGS BENCH_WORKLOAD_REPS; do
+	BENCH_MOVES BENCH_MICRO BENCH_CONFIGS BENCH_WORKLOAD_REPS BENCH_PROFILE_N; do
 	val=${!v:-}
 	[[ -n $val ]] && append+=" $v=${val// /,}"
 done

@@ -13,6 +13,7 @@ of --out; none with --out -) and the document links them.
 import argparse
 import datetime
 import json
+import re
 import os
 import statistics
 import sys
@@ -664,6 +665,71 @@ class Report:
             self.p()
 
     # ---- workloads -------------------------------------------------------
+    def profile(self, k):
+        lines = self.sel(k, "profile")
+        if not lines:
+            return
+        progs = []
+        for o in lines:
+            if o["program"] not in progs:
+                progs.append(o["program"])
+        cal = [o for o in lines if o.get("calibration") and o["calls"]]
+        cal_us = med([o["ns"] / o["calls"] for o in cal]) / 1000 if cal else None
+        self.p("#### Where a move's time goes (function profile)")
+        self.p()
+        self.p("Each function traced alone (`function_graph` with only it in "
+               "`set_ftrace_filter`), the program run once per function: "
+               "its duration includes its callees and one round trip of the "
+               "tracer" + (f" ({cal_us:.2f} µs per call, measured on an "
+                           "almost empty function, "
+                           "`mremap_userfaultfd_prep()`)" if cal_us else "")
+               + ". Under `-icount` 1 µs is 1000 instructions. Per move: "
+               "the function's total ÷ the program's `mremap()` calls "
+               "(`__x64_sys_mremap`); per page: ÷ the region's 4 KiB "
+               "pages as well. Functions of one series only, or inlined, "
+               "are missing on the other.")
+        self.p()
+        for prog in progs:
+            pl = [o for o in lines if o["program"] == prog
+                  and not o.get("calibration")]
+            by = {(o["config"], o["func"]): o for o in pl}
+            funcs = []
+            for o in pl:
+                if o["func"] not in funcs and o["calls"]:
+                    funcs.append(o["func"])
+            moves = {c: (by.get((c, "__x64_sys_mremap")) or {}).get("calls")
+                     for c in ("stock", "both")}
+            pages = None
+            m = re.search(r"-s (\d+)", prog)
+            if m and prog.startswith("bigmove"):
+                pages = int(m.group(1)) * 256
+            self.p(f"`{prog}`" + (f" ({pages} pages)" if pages else "") + ":")
+            self.p()
+            unit = "ns per call and page" if pages else "µs per move"
+            self.p(f"| function | stock calls | stock µs/call | both calls | "
+                   f"both µs/call | stock {unit} | both {unit} | "
+                   f"both − stock |")
+            self.p("|---|---:|---:|---:|---:|---:|---:|---:|")
+
+            def cell(c, f):
+                o = by.get((c, f))
+                if not o or not o["calls"]:
+                    return "–", "–", None
+                per = o["ns"] / 1000 / (moves[c] or 1)
+                if pages:
+                    per = o["ns"] / o["calls"] / pages
+                return (str(o["calls"]), f"{o['ns'] / o['calls'] / 1000:.2f}",
+                        per)
+            for f in funcs:
+                sc, sp, sm = cell("stock", f)
+                bc, bp, bm = cell("both", f)
+                d = f"{(bm or 0) - (sm or 0):+.2f}"
+                fmt = "{:.2f}"
+                self.p(f"| `{f}` | {sc} | {sp} | {bc} | {bp} | "
+                       f"{fmt.format(sm) if sm is not None else '–'} | "
+                       f"{fmt.format(bm) if bm is not None else '–'} | {d} |")
+            self.p()
+
     def workloads(self, k):
         lines = [o for o in self.recs if o.get("kernel") == k and
                  o.get("bench") in ("alloc", "workload")]
@@ -950,7 +1016,8 @@ this file and its PNG plots).
 Knobs: `BENCH_KERNELS` (series, e.g. `6.12`), `BENCH_N` (spacing mappings,
 20000), `BENCH_REPS` (repetitions of spacing and workloads, 2),
 `BENCH_MICRO_ROUNDS` (4), `BENCH_BIGMOVE_ROUNDS` (1), `BENCH_SIZES` (MiB,
-`4,64,1024`), `BENCH_SUITES` (`spacing,micro,bigmove,workload`),
+`4,64,1024`), `BENCH_SUITES` (`spacing,micro,bigmove,workload,profile`),
+`BENCH_PROFILE_N` (the profile's spacing mappings, 2000),
 `BENCH_ICOUNT`, `BENCH_GUEST_TIMEOUT`, `BENCH_DOC`, `BENCH_DEBUG` (each
 build's debug twin too: spacing only, stock and both, N = `BENCH_DEBUG_N`,
 500 - the thesis anchor; not in the targets; `auto`, the default: the
@@ -961,8 +1028,8 @@ run" lists both.
 
 DEFERRED = """## Not measured (yet)
 
-- From issue 13's "Measure": {measure}costs attributed by function
-  (ftrace function profiler); retries; khugepaged during the timed phases.
+- From issue 13's "Measure": {measure}retries; khugepaged during the
+  timed phases.
 - jemalloc's own test suite (the thesis's §4.3.3) and a kernel build
   (kcbench, §4.3.5): the guest has no compiler toolchain beyond tcc and no
   make; the allocator figures come from our own driver linked with Debian's
@@ -1093,6 +1160,7 @@ def main():
         r.micro(k)
         r.bigmove(k)
         r.workloads(k)
+        r.profile(k)
     r.p("## Plots")
     r.p()
     made = r.png_plots(a.plots) if a.plots else "no plot directory (--out -)"
