@@ -446,11 +446,12 @@ static enum vmamerge_refusal vmamerge_mv_edges(struct vmamerge_move *mv,
 	if (p[VMAMERGE_MV_PREV].vma) {
 		*refused = src;
 		r = vmamerge_edge_check(src, src->vm_start +
-				((mv->pgoff - src->vm_pgoff) << PAGE_SHIFT));
+				((mv->pgoff - src->vm_pgoff) << PAGE_SHIFT),
+				mv->addr);
 	}
 	if (!r && p[VMAMERGE_MV_NEXT].vma) {
 		*refused = p[VMAMERGE_MV_NEXT].vma;
-		r = vmamerge_edge_check(*refused, mv->end);
+		r = vmamerge_edge_check(*refused, mv->end, mv->end);
 	}
 	return r;
 }

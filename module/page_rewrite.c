@@ -20,9 +20,14 @@
  * order-0 folio that a present PTE of the VMA maps is neither locked nor
  * referenced: everything that could unmap, free, migrate, split or share
  * it, or write its index or mapping, needs a lock we hold for writing
- * (vmamerge_rewrite_commit() names each); the commit finds it again with
- * a second walk of the page tables.  That walk reads PTEs, where a folio
- * list would cost a lock, a reference and a slot per page.
+ * (vmamerge_rewrite_commit() names each); so the collect walk writes its
+ * new index and anon_vma as soon as it has checked it, and a refused walk
+ * writes the old ones back (vmamerge_rewrite_undo()) before any lock is
+ * dropped: nobody who could tell the difference runs in between.  Where
+ * the old anon_vma of each folio is not known (a transplant out of a
+ * chain of several anon_vmas), the commit finds them again with a second
+ * walk instead.  Either way the walks read PTEs, where a folio list would
+ * cost a lock, a reference and a slot per page.
  */
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
@@ -179,17 +184,34 @@ static enum vmamerge_refusal vmamerge_rewrite_keep(struct vmamerge_rewrite *rw,
 }
 
 /*
- * An order-0 folio mapped by one PTE of the VMA that passed the sharing
- * check (@r is its result): neither locked nor referenced nor listed -
- * the commit walks the page tables again and rewrites it where it finds
- * it (vmamerge_commit_pte()).  Nothing can unmap, free, split, migrate or
- * share it meanwhile, nor write its index or mapping: see the comment
- * above vmamerge_rewrite_commit().
+ * Write one folio's new index (old + @delta) and, if @mapping is not 0,
+ * its new mapping - under the locks vmamerge_rewrite_commit() describes.
+ */
+static void vmamerge_folio_rewrite(struct folio *folio, long delta,
+				   unsigned long mapping)
+{
+	if (delta)
+		WRITE_ONCE(folio->index, folio->index + delta);
+	if (mapping)
+		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
+}
+
+/*
+ * An order-0 folio mapped by one PTE of the VMA; @r is the sharing check's
+ * result.  Neither locked nor referenced nor listed: with @rw->in_walk its
+ * target is written now, else the commit walks the page tables again and
+ * writes it where it finds it (vmamerge_commit_pte()).  Nothing can unmap,
+ * free, split, migrate or share it meanwhile, nor write its index or
+ * mapping: see the comment above vmamerge_rewrite_commit().
  */
 static enum vmamerge_refusal vmamerge_rewrite_small(struct vmamerge_rewrite *rw,
+						    struct folio *folio,
 						    enum vmamerge_refusal r)
 {
 	if (!r) {
+		if (rw->in_walk)
+			vmamerge_folio_rewrite(folio, rw->delta,
+					       rw->new_mapping);
 		rw->nr_small++;
 		rw->nr_pages++;
 	}
@@ -216,7 +238,7 @@ vmamerge_rewrite_locked(struct vmamerge_rewrite *rw, struct folio *folio,
 	r = vmamerge_check_present(rw, folio, page, addr, pmd_mapped);
 	if (r || small) {
 		folio_unlock(folio);
-		return small ? vmamerge_rewrite_small(rw, r) : r;
+		return small ? vmamerge_rewrite_small(rw, folio, r) : r;
 	}
 	r = vmamerge_rewrite_keep(rw, folio);
 	if (!r && !pmd_mapped) {
@@ -240,7 +262,7 @@ vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
 {
 	if (!pmd_mapped && !folio_test_large(folio) &&
 	    !folio_test_swapcache(folio))
-		return vmamerge_rewrite_small(rw,
+		return vmamerge_rewrite_small(rw, folio,
 					      vmamerge_check_mapped(rw, folio,
 								    addr));
 	return vmamerge_rewrite_locked(rw, folio, page, addr, pmd_mapped);
@@ -400,24 +422,12 @@ static enum vmamerge_refusal vmamerge_rewrite_pte_fn(void *rw,
 }
 
 /*
- * Write one folio's new index (old + @delta) and, if @mapping is not 0,
- * its new mapping - under the locks vmamerge_rewrite_commit() describes.
- */
-static void vmamerge_folio_rewrite(struct folio *folio, long delta,
-				   unsigned long mapping)
-{
-	if (delta)
-		WRITE_ONCE(folio->index, folio->index + delta);
-	if (mapping)
-		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
-}
-
-/*
- * The commit's walk: one PTE that mapped, when the collect walk checked
- * it, what it maps now (nothing changes a PTE of this VMA in between:
- * page_rewrite.h).  The order-0 folios are the collect walk's unlisted
- * ones (vmamerge_rewrite_small()); large ones are on the list, the zero
- * page and swap entries carry no index to rewrite.
+ * The second walk (the commit's, or the undo's): one PTE that maps what
+ * it mapped when the collect walk checked it (nothing changes a PTE of
+ * this VMA in between: page_rewrite.h).  The order-0 folios are the
+ * collect walk's unlisted ones (vmamerge_rewrite_small()), the first
+ * @rw->nr_small of them in address order; large ones are on the list, the
+ * zero page and swap entries carry no index to rewrite.
  */
 static enum vmamerge_refusal vmamerge_commit_pte(void *arg, unsigned long addr,
 						 pte_t pte)
@@ -426,6 +436,9 @@ static enum vmamerge_refusal vmamerge_commit_pte(void *arg, unsigned long addr,
 	struct folio *folio;
 	unsigned long pfn;
 
+	/* all found: the rest of the range was not written (an undo) */
+	if (!rw->nr_small)
+		return VMAMERGE_R_NONE;
 	if (!pte_present(pte))
 		return VMAMERGE_R_NONE;
 	pfn = pte_pfn(pte);
@@ -581,6 +594,56 @@ static enum vmamerge_refusal vmamerge_rewrite_walk(struct vmamerge_rewrite *rw)
 	return r;
 }
 
+void vmamerge_rewrite_target(struct vmamerge_rewrite *rw, long delta,
+			     struct anon_vma *to)
+{
+	rw->delta = delta;
+	rw->new_mapping = to ? (unsigned long)to + PAGE_MAPPING_ANON : 0;
+	/*
+	 * Undoing a new anon_vma needs the old one: known when every folio
+	 * must have it (vmamerge_check_rmap() refuses any other).
+	 */
+	rw->old_mapping = rw->only_anon_vma ?
+		(unsigned long)rw->only_anon_vma + PAGE_MAPPING_ANON : 0;
+	rw->in_walk = (delta || to) && (!to || rw->old_mapping);
+}
+
+/*
+ * The second walk over the order-0 folios, with @delta and @mapping for
+ * the ones the collect walk counted (vmamerge_commit_pte()).
+ */
+static void vmamerge_rewrite_rewalk(struct vmamerge_rewrite *rw, long delta,
+				    unsigned long mapping)
+{
+	long saved_delta = rw->delta;
+	unsigned long saved_mapping = rw->new_mapping;
+	unsigned long saved_addr = rw->refusal_addr;
+	enum vmamerge_refusal r;
+
+	rw->delta = delta;
+	rw->new_mapping = mapping;
+	rw->committing = true;
+	r = vmamerge_rewrite_walk(rw);
+	rw->committing = false;
+	rw->delta = saved_delta;
+	rw->new_mapping = saved_mapping;
+	rw->refusal_addr = saved_addr;
+	/* the collect walk counted what this one must find */
+	WARN_ON_ONCE(r || rw->nr_small);
+}
+
+/*
+ * A refused collect walk that wrote as it went (@rw->in_walk) wrote the
+ * first @rw->nr_small order-0 folios it met: write their old index and
+ * anon_vma back, under the same locks, before the caller drops any.
+ */
+static void vmamerge_rewrite_undo(struct vmamerge_rewrite *rw)
+{
+	if (rw->in_walk && rw->nr_small)
+		vmamerge_rewrite_rewalk(rw, -rw->delta, rw->old_mapping);
+	rw->nr_small = 0;
+}
+
 enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 {
 	enum vmamerge_refusal r;
@@ -598,8 +661,10 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 		rw->refusal_addr = rw->open_addr;
 	}
 	rw->open_folio = NULL;
-	if (r)
+	if (r) {
+		vmamerge_rewrite_undo(rw);
 		vmamerge_rewrite_release(rw);
+	}
 	rw->refusal = r;
 	return r;
 }
@@ -607,14 +672,26 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 /* ---- the edges of a join ---- */
 
 /*
- * One PTE at or above @edge, under its PTE lock: a page of a large folio
- * whose linear range - the addresses its pages have under the VMA's
- * numbering, from its first page's on - begins below @edge; or a
- * migration entry (a folio in flux: its size may be changing).
+ * An edge of a join: the address in @vma where the memory above joins the
+ * memory below, and how far above it, where the join puts it, the PMD
+ * that holds the edge ends (0: the edge is PMD-aligned there).
+ */
+struct vmamerge_edge {
+	unsigned long edge;
+	unsigned long room;
+};
+
+/*
+ * One PTE at or above @e->edge, under its PTE lock: a page of a large
+ * folio whose linear range - the addresses its pages have under the VMA's
+ * numbering, from its first page's on - begins below the edge, or begins
+ * in the edge's PMD and reaches past it; or a migration entry (a folio in
+ * flux: its size may be changing).
  */
 static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
-					       unsigned long edge)
+					       const struct vmamerge_edge *e)
 {
+	unsigned long above, first;
 	struct folio *folio;
 	struct page *page;
 
@@ -627,7 +704,7 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 	 * No pfn_valid(): a PTE that is not special in a VMA without
 	 * VM_PFNMAP/VM_MIXEDMAP (vmamerge_vma_rewritable()) maps a page with
 	 * a struct page - vm_normal_page()'s rule; the zero page is special.
-	 * This runs for up to 511 PTEs per joined edge: order-0 pages
+	 * This runs for up to 1022 PTEs per joined edge: order-0 pages
 	 * (nearly all) cost a PTE and a struct page read.
 	 */
 	if (pte_special(pte) || pte_devmap(pte))
@@ -637,21 +714,29 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 	if (likely(!folio_test_large(folio)))
 		return VMAMERGE_R_NONE;
 	/* the folio's first page would be folio_page_idx() pages below */
-	return addr - edge < folio_page_idx(folio, page) * PAGE_SIZE ?
-	       VMAMERGE_R_THP : VMAMERGE_R_NONE;
+	above = addr - e->edge;
+	first = folio_page_idx(folio, page) * PAGE_SIZE;
+	if (above < first)
+		return VMAMERGE_R_THP;
+	/* where its linear range starts and ends, from the edge up */
+	above -= first;
+	if (above < e->room && above + folio_size(folio) > e->room)
+		return VMAMERGE_R_THP;
+	return VMAMERGE_R_NONE;
 }
 
 static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
 						  unsigned long addr, pte_t pte)
 {
-	return vmamerge_edge_pte(addr, pte, *(unsigned long *)edge);
+	return vmamerge_edge_pte(addr, pte, edge);
 }
 
 /*
  * vmamerge_edge_check - may the memory of @vma from @edge up be joined,
  * under one numbering, with memory below @edge?  @edge is @vma's start,
  * where a neighbour below joins, or the place inside it where a move cuts
- * the moved range out (the moved range then starts there).
+ * the moved range out (the moved range then starts there); @dest is where
+ * the join puts @edge (the move's destination; else @edge itself).
  *
  * Why: rmap finds the pages of a large folio mapped by PTEs by walking
  * the page tables of each VMA upwards from the address where the folio's
@@ -659,28 +744,42 @@ static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
  * page_vma_mapped_walk() (6.1 and 6.12 alike) gives up at the first PMD
  * on the way that maps a THP (or holds a PMD migration entry): in the
  * stock kernel's numbering a folio's linear range never holds another
- * folio's PMD mapping before one of its own pages.  A folio mapped only in
- * part (split, partly unmapped or moved) above @edge whose range begins
- * below it breaks that once the memory below continues our numbering: the
- * walk then starts below @edge, and a THP mapped there by a PMD, then or
- * later, hides the folio's pages from every rmap walk - migration leaves
- * its entries behind (kernel BUG at swapops.h in
+ * folio's PMD mapping before one of its own pages.  Two joins break that:
+ *  - a folio mapped only in part (split, partly unmapped or moved) above
+ *    @edge whose range begins below it: once the memory below continues
+ *    our numbering, the walk starts below @edge, and a THP mapped there
+ *    by a PMD, then or later, hides the folio's pages;
+ *  - a folio whose range begins above @edge but inside the PMD that holds
+ *    @edge at @dest, and reaches past that PMD (a THP moved off the PMD
+ *    grid): the join lets one VMA cover that whole PMD, so khugepaged may
+ *    collapse it - the folio's pages there are then replaced, the walk
+ *    for the rest starts inside the new THP's PMD and stops at once.
+ *    Before the join the VMA boundary at @edge kept the PMD from being
+ *    collapsed; at a PMD-aligned @dest the join changes nothing there.
+ * Hidden pages cannot be unmapped by any rmap walk: migration leaves its
+ * entries behind (kernel BUG at swapops.h in
  * migration_entry_wait_on_locked()), reclaim cannot unmap them.
  * Refused_thp; a migration entry above @edge is refused_migration.
  *
  * The memory below @edge needs no check: a folio mapped there whose range
  * reaches above @edge has its pages below, so the walk meets every one of
  * them before it gets past @edge - whatever is mapped above cannot hide
- * them (a page of it mapped above @edge is this check's case).
+ * them (a page of it mapped above @edge is this check's case); one that
+ * ends below @edge is replaced whole or not at all by a collapse of
+ * @edge's PMD.
  *
- * Only PTEs within a PMD-sized folio of @edge can belong to such a folio;
- * a PMD mapping is a whole THP inside @vma.  mmap_lock held for writing,
- * no other lock; takes the PTE locks.
+ * Only PTEs within a PMD-sized folio of @edge, or of the end of its PMD,
+ * can belong to such a folio; a PMD mapping is a whole THP inside @vma.
+ * mmap_lock held for writing, no other lock; takes the PTE locks.
  */
 enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
-					  unsigned long edge)
+					  unsigned long edge, unsigned long dest)
 {
 	const unsigned long reach = (HPAGE_PMD_NR - 1) * PAGE_SIZE;
+	struct vmamerge_edge e = {
+		.edge = edge,
+		.room = (PMD_SIZE - (dest & ~PMD_MASK)) & ~PMD_MASK,
+	};
 	unsigned long addr, end, next, stop;
 	enum vmamerge_refusal r = VMAMERGE_R_NONE;
 	pmd_t *pmd;
@@ -692,7 +791,7 @@ enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
 	if (WARN_ON_ONCE(!vmamerge_vma_rewritable(vma)))
 		return VMAMERGE_R_SPECIAL;
 	addr = max(vma->vm_start, edge);
-	end = min(vma->vm_end, edge + reach);
+	end = min(vma->vm_end, edge + e.room + reach);
 	for (; !r && addr < end; addr = next) {
 		next = pmd_addr_end(addr, end);
 		pmd = vmamerge_pmd_lookup(vma->vm_mm, addr);
@@ -704,7 +803,7 @@ enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
 		    pmd_trans_huge(pmdval) || pmd_devmap(pmdval))
 			continue;
 		r = vmamerge_ptes_each(vma->vm_mm, pmd, addr, next,
-				       vmamerge_edge_pte_fn, &edge, &stop);
+				       vmamerge_edge_pte_fn, &e, &stop);
 	}
 	return r;
 }
@@ -763,10 +862,12 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  * once per folio (a large folio's pages take both from the head: index
  * from the folio, mapping from its first page), with the root anon_vma(s)
  * held for writing.  A folio's mapping names its anon_vma with
- * PAGE_MAPPING_ANON set.  Order-0 folios mapped by a PTE are found by a
- * second walk and written under the PTE lock, unlocked (below); the
- * listed ones - large folios, swap-cache folios no PTE maps - under their
- * folio lock.
+ * PAGE_MAPPING_ANON set.  Order-0 folios mapped by a PTE are written
+ * under the PTE lock, unlocked (below): by the collect walk as it checks
+ * them - and written back by it if it is refused - or, where their old
+ * anon_vma is not known, by a second walk at the commit; the listed ones
+ * - large folios, swap-cache folios no PTE maps - at the commit, under
+ * their folio lock.
  *
  * Who writes them otherwise, and what keeps each away (both builds):
  *  - a fault of this mm (folio_move_anon_rmap() on a write fault reusing
@@ -801,28 +902,24 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  *    longer holds our VMA and find nothing, the outcome of a walk that
  *    raced with an unmap.  An emptied old anon_vma is put only after an
  *    RCU grace period (transplant.c), so the pointer they read stays
- *    valid.  The PAGE_MAPPING_ANON bit that folio_test_anon(), PageAnon()
+ *    valid.  A rewrite the collect walk undoes is the same race the other
+ *    way round: a reader may see the new anon_vma (the owner's, alive
+ *    while the owner VMA is) and walk its tree, where
+ *    page_vma_mapped_walk() finds no PTE of that tree's VMAs mapping the
+ *    folio.  The PAGE_MAPPING_ANON bit that folio_test_anon(), PageAnon()
  *    and /proc/kpageflags read locklessly is set in the old and the new
  *    value.
  */
-void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
-			     struct anon_vma *to)
+void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw)
 {
-	unsigned long mapping = to ? (unsigned long)to + PAGE_MAPPING_ANON : 0;
-	enum vmamerge_refusal r;
 	unsigned long i;
 
-	if (rw->nr_small && (delta || to)) {
-		rw->delta = delta;
-		rw->new_mapping = mapping;
-		rw->committing = true;
-		r = vmamerge_rewrite_walk(rw);
-		rw->committing = false;
-		/* the collect walk counted what this one must find */
-		WARN_ON_ONCE(r || rw->nr_small);
-	}
+	if (rw->nr_small && !rw->in_walk && (rw->delta || rw->new_mapping))
+		vmamerge_rewrite_rewalk(rw, rw->delta, rw->new_mapping);
+	rw->nr_small = 0;
 	for (i = 0; i < rw->nr_folios; i++) {
-		vmamerge_folio_rewrite(rw->folios[i], delta, mapping);
+		vmamerge_folio_rewrite(rw->folios[i], rw->delta,
+				       rw->new_mapping);
 		vmamerge_rewrite_drop(rw->folios[i]);
 	}
 	rw->nr_folios = 0;

@@ -12,12 +12,14 @@
  *  1. collect: walk the VMA's page tables; every anonymous folio it maps,
  *     present or in the swap cache, must pass the sharing check.  Large
  *     folios and swap-cache folios are trylocked for it and kept locked
- *     and referenced on a list; order-0 folios a PTE maps are only
- *     counted (page_rewrite.c says why no lock is needed for them).
+ *     and referenced on a list; order-0 folios a PTE maps are neither
+ *     (page_rewrite.c says why no lock is needed for them).
  *     Anything that cannot be proved safe ends the walk with a refusal;
  *  2. commit: the caller changes the VMA, then every collected folio's
- *     index (and anon_vma): the order-0 ones found by a second walk, the
- *     listed ones released after.
+ *     index (and anon_vma) is written: the order-0 ones by the collect
+ *     walk itself as it passed them (undone if it was refused), or where
+ *     their old anon_vma is not known by a second walk; the listed ones
+ *     at the commit, released after.
  *
  * A refusal that time can cure (a migration entry, a folio locked by
  * someone else) is retried a bounded number of times after every lock has
@@ -151,12 +153,16 @@ struct vmamerge_rewrite {
 	unsigned long nr_pages;		/* pages of the collected folios */
 	/*
 	 * Order-0 folios mapped by a PTE: checked by the collect walk but
-	 * not listed; the commit finds them with a second walk
-	 * (@committing), writing @delta and @new_mapping.
+	 * not listed, their new index (old + @delta) and anon_vma
+	 * (@new_mapping) written as the walk passes them if @in_walk - a
+	 * refused walk writes the old ones back (@old_mapping) - or else
+	 * by a second walk at the commit (@committing).
 	 */
 	unsigned long nr_small;
 	long delta;
 	unsigned long new_mapping;	/* 0: the anon_vma stays */
+	unsigned long old_mapping;	/* @in_walk with @new_mapping */
+	bool in_walk;
 	bool committing;
 	/*
 	 * A large folio mapped by PTEs, kept when the walk met its first
@@ -181,9 +187,21 @@ enum vmamerge_refusal vmamerge_rewrite_init(struct vmamerge_rewrite *rw,
 void vmamerge_rewrite_free(struct vmamerge_rewrite *rw);
 
 /*
+ * vmamerge_rewrite_target - what the commit will write: @delta added to
+ * every collected folio's index and, if @to is not NULL, @to as their
+ * anon_vma.  Set before the collect walk, which then writes the order-0
+ * folios a PTE maps as it checks them (and writes their old values back
+ * if it is refused) - unless the old anon_vma of each is not known (@to
+ * with folios of several anon_vmas possible): those wait for the commit.
+ * A collect without a target (a check only) writes nothing.
+ */
+void vmamerge_rewrite_target(struct vmamerge_rewrite *rw, long delta,
+			     struct anon_vma *to);
+
+/*
  * vmamerge_rewrite_collect - phase 1.  Caller: mmap_lock (write), VMA
  * write-locked, root anon_vma locked for writing.  On refusal nothing is
- * held (the folios collected so far are released).
+ * held (the folios collected so far are released) and nothing is changed.
  */
 enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw);
 
@@ -204,13 +222,13 @@ vmamerge_rewrite_collect_locked(struct vmamerge_rewrite *rw,
 				vmamerge_rewrite_unlock_t unlock);
 
 /*
- * Add @delta to every collected folio's index and, if @to is not NULL,
- * point it at @to; unlock and release the listed ones.  The VMA's range
- * and page tables must be the ones the collect walk saw (the locks are
- * held throughout; the caller may change vm_pgoff and the anon_vma).
+ * Write the target (vmamerge_rewrite_target()) into every collected folio
+ * the collect walk did not write; unlock and release the listed ones.
+ * The VMA's range and page tables must be the ones the collect walk saw
+ * (the locks are held throughout; the caller may change vm_pgoff and the
+ * anon_vma).
  */
-void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw, long delta,
-			     struct anon_vma *to);
+void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw);
 
 /* Release the collected folios unchanged. */
 void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
@@ -218,13 +236,15 @@ void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
 /*
  * vmamerge_edge_check - may @vma's memory from @edge up (@edge: @vma's
  * start, or where a move cuts the moved range out of it) join memory below
- * @edge under one numbering?  Refused_thp when a large folio mapped by PTEs
- * there has a linear range that begins below @edge (page_rewrite.c says
- * why, and why the memory below an edge needs no check).  mmap_lock held
- * for writing.
+ * @edge under one numbering, @edge landing at @dest (a move's destination;
+ * else @edge)?  Refused_thp when a large folio mapped by PTEs there has a
+ * linear range that begins below @edge, or begins inside @edge's PMD at
+ * @dest and reaches past it (page_rewrite.c says why, and why the memory
+ * below an edge needs no check).  mmap_lock held for writing.
  */
 enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
-					  unsigned long edge);
+					  unsigned long edge,
+					  unsigned long dest);
 
 /* ---- the sharing check (sharing.c) ---- */
 

@@ -76,13 +76,15 @@ enum vmamerge_refusal vmamerge_renumber_vma(struct vm_area_struct *vma,
 		return VMAMERGE_R_NONE;
 	}
 	r = vmamerge_rewrite_init(&rw, vma);
-	if (!r)
+	if (!r) {
+		vmamerge_rewrite_target(&rw, (long)(pgoff - old), NULL);
 		r = vmamerge_rewrite_collect_locked(&rw,
 						    vmamerge_renumber_lock,
 						    vmamerge_renumber_unlock);
+	}
 	if (!r) {
 		vmamerge_vma_set_pgoff(vma, pgoff);
-		vmamerge_rewrite_commit(&rw, (long)(pgoff - old), NULL);
+		vmamerge_rewrite_commit(&rw);
 		vmamerge_renumber_unlock(&rw);
 		*pages = rw.nr_pages;
 	}

@@ -664,6 +664,7 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 	if (list_is_singular(&vma->anon_vma_chain))
 		rw.only_anon_vma = from;
 	rw.to_anon_vma = to;
+	vmamerge_rewrite_target(&rw, delta, to);
 	if (!r)
 		r = vmamerge_rewrite_collect_locked(&rw,
 						    vmamerge_transplant_lock,
@@ -674,7 +675,7 @@ enum vmamerge_refusal vmamerge_transplant_vma(struct vm_area_struct *vma,
 		return r;
 	}
 	vmamerge_chain_replace(&ed, vma, owner, pgoff);
-	vmamerge_rewrite_commit(&rw, delta, to);
+	vmamerge_rewrite_commit(&rw);
 	if (to->root != from->root)
 		up_write(&to->root->rwsem);
 	anon_vma_unlock_write(from);	/* @vma's anon_vma is @to by now */

@@ -247,7 +247,7 @@ static enum vmamerge_refusal vmamerge_join_edges(struct vm_area_struct *vma,
 	struct vm_area_struct *upper = owner->vm_end <= vma->vm_start ?
 				       vma : owner;
 
-	return vmamerge_edge_check(upper, upper->vm_start);
+	return vmamerge_edge_check(upper, upper->vm_start, upper->vm_start);
 }
 
 /*

@@ -10,8 +10,9 @@
  * mapped elsewhere (refused_shared), and changes nothing then.
  *
  *  1. "thp moved next to another mapping": a split THP (512 pages) moved
- *     behind a 600-page VMA of another mapping - the cheaper side, so it
- *     is renumbered and transplanted whole: one VMA, still large folios;
+ *     behind a 600-page VMA of another mapping that ends on a PMD
+ *     boundary - the cheaper side, so it is renumbered and transplanted
+ *     whole: one VMA, still large folios;
  *  2. "two thps reversed": two split THPs of one mapping moved apart in
  *     reverse order - renumbered (renumber alone suffices), one VMA;
  *  3. "thp straddling": the first half of a split THP moved away (next
@@ -40,6 +41,12 @@
  *     the rewrite's list holds inside its struct (16) - it grows under
  *     the walk's locks up to 512, and beyond that the walk starts again
  *     with room for one folio per page (module/page_rewrite.c).
+ *  9. "thp moved off the PMD grid": case 1 with the other mapping ending
+ *     mid-PMD - the THP's folio would begin inside that PMD and reach
+ *     past it, in one VMA that covers the PMD whole: refused_thp, the
+ *     stock layout (a khugepaged collapse of that PMD would hide the
+ *     folio's other pages from rmap, module/page_rewrite.c); case 5's
+ *     folios that would cross the PMD at their destination likewise.
  * Every step: the exact layout ("~": a page offset that is not linear),
  * every page byte-exact, the rmap verifier, the counters below (global,
  * debugfs: this test runs alone), and that the moved pages are still
@@ -64,7 +71,7 @@
 #define PG		4096UL
 #define HPG_PAGES	512UL		/* a PMD-sized THP */
 #define WIN_PAGES	12288UL		/* 48 MiB window */
-#define NB		600UL		/* the other mapping: pages 600-1199 */
+#define NB		1448UL		/* the other mapping: pages 1448-2047 */
 #define NB_PAGES	600UL
 #define NB_TAG		5000U
 /* the mTHP cases' other mapping: after 2 MiB folios and their moves */
@@ -72,6 +79,9 @@
 /* case 8's: after up to 2400 pages of folios */
 #define MTHP_MANY_NB	4096UL
 #define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/"
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
 
 #ifndef MREMAP_FIXED
 #define MREMAP_FIXED	2
@@ -115,12 +125,21 @@ static int map_huge(unsigned long first, unsigned long n, unsigned int tag0)
 	return 0;
 }
 
-/* The other mapping, VM_HUGEPAGE as the THPs (no aligned 2 MiB inside). */
+/*
+ * The other mapping at page @at, VM_HUGEPAGE as the THPs (at NB it ends
+ * on a PMD boundary, with pages 1536-2047 an aligned 2 MiB inside: a
+ * collapse there changes nothing the cases check).
+ */
+static int map_neighbour_at(unsigned long at)
+{
+	if (page_map_fill(pg(at), NB_PAGES, NB_TAG))
+		return -1;
+	return madvise(pg(at), NB_PAGES * PG, MADV_HUGEPAGE);
+}
+
 static int map_neighbour(void)
 {
-	if (page_map_fill(pg(NB), NB_PAGES, NB_TAG))
-		return -1;
-	return madvise(pg(NB), NB_PAGES * PG, MADV_HUGEPAGE);
+	return map_neighbour_at(NB);
 }
 
 /* Split the PMD mapping of the THP at page @first: its pages stay one folio. */
@@ -256,8 +275,8 @@ static void expect_counters(const char *ctx, const struct snap *s,
  */
 static void expect_thp_merged(const char *ctx, const struct snap *s)
 {
-	expect_layout(ctx, "600-1712", "600-1200 1200-1712~",
-		      "600-1200 1200-1712~");
+	expect_layout(ctx, "1448-2560", "1448-2048 2048-2560~",
+		      "1448-2048 2048-2560~");
 	expect_counters(ctx, s,
 			"vmas_renumbered+1 pages_renumbered+512 vmas_transplanted+1 pages_transplanted+512",
 			"");
@@ -321,6 +340,37 @@ out:
 	clear_window();
 }
 
+static void t_off_grid(void)
+{
+	const char *ctx = "thp moved off the PMD grid";
+	const unsigned long nb = 600, to = nb + NB_PAGES;	/* page 1200 */
+	struct snap s;
+
+	if (split_thps_at(ctx, 0, 1, 1) || map_neighbour_at(nb))
+		goto out;
+	snap_take(&s);
+	if (!ok(!move(0, HPG_PAGES, to), "%s: mremap to page %lu", ctx, to))
+		goto out;
+	expect_layout(ctx, "600-1200 1200-1712~", "600-1200 1200-1712~",
+		      "600-1200 1200-1712~");
+	expect_counters(ctx, &s, "refused_thp+1", "");
+	expect_data(ctx, nb, NB_PAGES, NB_TAG);
+	expect_data(ctx, to, HPG_PAGES, 1);
+	expect_large(ctx, to, HPG_PAGES);
+	verified(ctx);
+	/*
+	 * What the refusal prevents: a collapse of the PMD the folio begins
+	 * in.  Merged, one VMA would cover pages 1024-1535 and the collapse
+	 * would replace the folio's first 336 pages, hiding its last 176
+	 * from rmap; apart, neither VMA holds that PMD whole.
+	 */
+	madvise(pg(2 * HPG_PAGES), HPG_PAGES * PG, MADV_COLLAPSE);
+	expect_data(ctx, to, HPG_PAGES, 1);
+	verified("thp moved off the PMD grid, after MADV_COLLAPSE of pages 1024-1535");
+out:
+	clear_window();
+}
+
 static void t_two_reversed(void)
 {
 	const char *ctx = "two thps reversed";
@@ -356,20 +406,20 @@ static void t_straddling(void)
 		goto out;
 	/* next to nothing: not rewritten; the folio now spans two VMAs */
 	snap_take(&s);
-	if (!ok(!move(0, HPG_PAGES / 2, 2000), "%s: first half moved away",
+	if (!ok(!move(0, HPG_PAGES / 2, 3000), "%s: first half moved away",
 		ctx))
 		goto out;
-	expect_layout(ctx, "256-512 600-1200 2000-2256~",
-		      "256-512 600-1200 2000-2256~",
-		      "256-512 600-1200 2000-2256~");
+	expect_layout(ctx, "256-512 1448-2048 3000-3256~",
+		      "256-512 1448-2048 3000-3256~",
+		      "256-512 1448-2048 3000-3256~");
 	expect_counters(ctx, &s, "", "");
 	snap_take(&s);
-	if (!ok(!move(2000, HPG_PAGES / 2, NB + NB_PAGES),
-		"%s: first half moved behind page 1199", ctx))
+	if (!ok(!move(3000, HPG_PAGES / 2, NB + NB_PAGES),
+		"%s: first half moved behind page 2047", ctx))
 		goto out;
-	expect_layout(ctx, "256-512 600-1200 1200-1456~",
-		      "256-512 600-1200 1200-1456~",
-		      "256-512 600-1200 1200-1456~");
+	expect_layout(ctx, "256-512 1448-2048 2048-2304~",
+		      "256-512 1448-2048 2048-2304~",
+		      "256-512 1448-2048 2048-2304~");
 	expect_counters(ctx, &s, "refused_thp+1", "");
 	expect_data(ctx, NB + NB_PAGES, HPG_PAGES / 2, 1);
 	verified(ctx);
@@ -378,8 +428,8 @@ static void t_straddling(void)
 	if (!ok(!move(HPG_PAGES / 2, HPG_PAGES / 2, NB + NB_PAGES +
 		      HPG_PAGES / 2), "%s: second half moved behind it", ctx))
 		goto out;
-	expect_layout(ctx, "600-1200 1200-1712~", "600-1200 1200-1712~",
-		      "600-1200 1200-1712~");
+	expect_layout(ctx, "1448-2048 2048-2560~", "1448-2048 2048-2560~",
+		      "1448-2048 2048-2560~");
 	expect_counters(ctx, &s, "", "");
 	/* one VMA maps the folio whole again: an mprotect and back merges */
 	offer_thp_merge(ctx);
@@ -514,8 +564,8 @@ static void t_shared_with_child(void)
 	snap_take(&s);
 	if (!ok(!move(0, HPG_PAGES, NB + NB_PAGES), "%s: mremap", ctx))
 		goto out;
-	expect_layout(ctx, "600-1200 1200-1712~", "600-1200 1200-1712~",
-		      "600-1200 1200-1712~");
+	expect_layout(ctx, "1448-2048 2048-2560~", "1448-2048 2048-2560~",
+		      "1448-2048 2048-2560~");
 	expect_counters(ctx, &s, "refused_shared+1", "");
 	expect_data(ctx, NB + NB_PAGES, HPG_PAGES, 1);
 	verified(ctx);
@@ -574,7 +624,8 @@ static void mthp_restore(unsigned int kb, const char *old)
  * is off: no PMD THP), moved behind a larger VMA of another mapping that
  * ends on a folio boundary (@aligned) or half a folio (two pages for
  * 16 KiB) off one: transplanted and renumbered whole, one VMA, still
- * large folios.
+ * large folios - unless a folio would cross the PMD boundary above the
+ * join (512 KiB and 1 MiB half a folio off): refused_thp (case 9).
  */
 static void t_mthp(unsigned int kb, int aligned, unsigned long folios)
 {
@@ -582,6 +633,10 @@ static void t_mthp(unsigned int kb, int aligned, unsigned long folios)
 	const int many = folios > 2;	/* case 8 */
 	const unsigned long nbs = many ? MTHP_MANY_NB : MTHP_NB;
 	unsigned long nb = n + fp + (aligned ? 0 : fp / 2), to = nbs + nb;
+	/* pages from @to to the end of its PMD (0: @to is on the grid) */
+	const unsigned long room = (HPG_PAGES - to % HPG_PAGES) % HPG_PAGES;
+	/* a folio would begin in @to's PMD and reach past it: case 9 */
+	const int off_grid = room && room < n && room % fp;
 	char ctx[64], old[64], old_pmd[64], want[32], apart[48], counters[160];
 	struct snap s;
 
@@ -611,10 +666,13 @@ static void t_mthp(unsigned int kb, int aligned, unsigned long folios)
 	snprintf(want, sizeof(want), "%lu-%lu", nbs, to + n);
 	snprintf(apart, sizeof(apart), "%lu-%lu %lu-%lu~", nbs, to, to,
 		 to + n);
-	expect_layout(ctx, want, apart, apart);
-	snprintf(counters, sizeof(counters),
-		 "vmas_renumbered+1 pages_renumbered+%lu vmas_transplanted+1 pages_transplanted+%lu",
-		 n, n);
+	expect_layout(ctx, off_grid ? apart : want, apart, apart);
+	if (off_grid)
+		snprintf(counters, sizeof(counters), "refused_thp+1");
+	else
+		snprintf(counters, sizeof(counters),
+			 "vmas_renumbered+1 pages_renumbered+%lu vmas_transplanted+1 pages_transplanted+%lu",
+			 n, n);
 	expect_counters(ctx, &s, counters, "");
 	expect_data(ctx, nbs, nb, NB_TAG);
 	expect_data(ctx, to, n, 1);
@@ -653,6 +711,7 @@ int main(int argc, char **argv)
 		return tap_exit();
 
 	t_moved_next_to_other();
+	t_off_grid();
 	t_two_reversed();
 	t_straddling();
 	t_shared_with_child();

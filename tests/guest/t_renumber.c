@@ -1572,6 +1572,87 @@ static void t_source_refused(void)
 }
 
 /*
+ * A rewrite refused at its last page: the collect walk has already written
+ * the new index (and anon_vma) of the pages before it, and must write the
+ * old ones back before it lets go (page_rewrite.c, vmamerge_rewrite_undo()).
+ * The source (4 pages, the cheaper side) moves next to an 8-page VMA; the
+ * parent wrote its first 3 pages after a fork, so only the last one is
+ * still shared with the child: refused_shared, the stock layout, and rmap
+ * must know every page where it was - its old anon_vma (@same_av 0: a
+ * VMA of its own) or its old offset (@same_av 1: one anon_vma for both,
+ * the source renumbered only).  Once the child is gone, the same move
+ * merges - from the state the undo left.
+ */
+static int refused_late_child(void)
+{
+	unsigned long i;
+
+	for (i = 0; i < 4; i++)
+		if (check(pg(20 + i), 21 + i))
+			return 1;
+	return 0;
+}
+
+static void t_refused_late(int same_av)
+{
+	static const unsigned int moved[] = { 31, 32, 33, 24 };
+	const char *ctx = same_av ? "refused late, one anon_vma" :
+				    "refused late, two anon_vmas";
+	long sh = counter("refused_shared");
+	struct mv_counters c;
+	struct holder h;
+	int fail;
+
+	if (same_av)	/* tags 1..24, then the hole 8-20 */
+		fail = map_fill(0, 24, 1) || munmap(pg(8), 12 * PG);
+	else
+		fail = map_fill(0, 8, 1) || map_fill(20, 4, 21);
+	if (fail || hold_child(&h, refused_late_child)) {
+		ok(0, "%s: setup", ctx);
+		return;
+	}
+	fill(pg(20), 31);	/* COW: pages 20-22 are the parent's own now */
+	fill(pg(21), 32);
+	fill(pg(22), 33);
+	mv_read(&c);
+	if (move(20, 4, 4, 8, 0)) {
+		ok(0, "%s: mremap", ctx);
+		release_child(&h, "refused late: the child");
+		return;
+	}
+	expect_layout(ctx, "0-8 8-12~", "0-8 8-12~");
+	if (same_av)
+		expect_counter(ctx, "refused_shared", sh, 1);
+	else
+		expect_counter_tp(ctx, "refused_shared", sh, 1);
+	mv_expect(ctx, &c, 0, 0, 0, 0, 0);
+	expect_data(ctx, 8, moved, 4);
+	verified(ctx);
+	release_child(&h, "refused late: the child still reads the original pages");
+	/* the last page is the parent's alone now: away and back merges */
+	mv_read(&c);
+	if (move(8, 4, 4, 20, 0) || move(20, 4, 4, 8, 0)) {
+		ok(0, "%s, child gone: mremap", ctx);
+		clear_window();
+		return;
+	}
+	if (same_av) {
+		expect_layout("refused late, child gone, one anon_vma",
+			      "0-12", "0-8 8-12~");
+		expect_counter("refused late, child gone, one anon_vma",
+			       "vmas_renumbered", c.vr, 1);
+	} else {
+		expect_layout3("refused late, child gone, two anon_vmas",
+			       "0-12", "0-8 8-12~", "0-8 8-12~");
+		mv_expect("refused late, child gone, two anon_vmas", &c,
+			  1, 4, 1, 4, 1);
+	}
+	expect_data("refused late, child gone", 8, moved, 4);
+	verified("refused late, child gone");
+	clear_window();
+}
+
+/*
  * The rewrite budget (module parameter rewrite_max_pages): a merge whose
  * cheaper side is larger than the budget is refused_too_large and keeps
  * the stock layout; the parameter refuses values out of range.
@@ -1674,6 +1755,8 @@ int main(int argc, char **argv)
 	t_unfaulted_neighbour(0);
 	t_unfaulted_neighbour(1);
 	t_source_refused();
+	t_refused_late(0);
+	t_refused_late(1);
 	t_migrating(migrate);
 	return tap_exit();
 }
