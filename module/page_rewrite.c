@@ -725,6 +725,27 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 	return VMAMERGE_R_NONE;
 }
 
+/*
+ * A THP mapped whole by the PMD at @pmd_addr (or under migration: a PMD
+ * migration entry), met at or above @e->edge, as vmamerge_edge_pte()
+ * judges a folio mapped by PTEs.  It begins below the edge only where a
+ * move cuts the moved range out inside it (a VMA never starts inside a
+ * PMD mapping); off the PMD grid at the destination move_page_tables()
+ * maps it by PTEs.  Either way it becomes the folio those rules refuse.
+ */
+static enum vmamerge_refusal vmamerge_edge_huge(unsigned long pmd_addr,
+						const struct vmamerge_edge *e)
+{
+	unsigned long above;
+
+	if (pmd_addr < e->edge)
+		return VMAMERGE_R_THP;
+	above = pmd_addr - e->edge;
+	if (above < e->room && above + HPAGE_PMD_SIZE > e->room)
+		return VMAMERGE_R_THP;
+	return VMAMERGE_R_NONE;
+}
+
 static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
 						  unsigned long addr, pte_t pte)
 {
@@ -769,7 +790,8 @@ static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
  * @edge's PMD.
  *
  * Only PTEs within a PMD-sized folio of @edge, or of the end of its PMD,
- * can belong to such a folio; a PMD mapping is a whole THP inside @vma.
+ * can belong to such a folio; a THP mapped by a PMD there is judged as
+ * the folio it becomes (vmamerge_edge_huge()).
  * mmap_lock held for writing, no other lock; takes the PTE locks.
  */
 enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
@@ -798,12 +820,14 @@ enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
 		if (!pmd)
 			continue;
 		pmdval = vmamerge_vg_pmdp_get(pmd);
-		/* empty, or one whole THP (mapped, or under migration) */
-		if (pmd_none(pmdval) || !pmd_present(pmdval) ||
-		    pmd_trans_huge(pmdval) || pmd_devmap(pmdval))
+		if (pmd_none(pmdval) || pmd_devmap(pmdval))
 			continue;
-		r = vmamerge_ptes_each(vma->vm_mm, pmd, addr, next,
-				       vmamerge_edge_pte_fn, &e, &stop);
+		/* one whole THP (mapped, or under migration) */
+		if (!pmd_present(pmdval) || pmd_trans_huge(pmdval))
+			r = vmamerge_edge_huge(addr & HPAGE_PMD_MASK, &e);
+		else
+			r = vmamerge_ptes_each(vma->vm_mm, pmd, addr, next,
+					       vmamerge_edge_pte_fn, &e, &stop);
 	}
 	return r;
 }

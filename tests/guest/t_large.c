@@ -45,8 +45,10 @@
  *     mid-PMD - the THP's folio would begin inside that PMD and reach
  *     past it, in one VMA that covers the PMD whole: refused_thp, the
  *     stock layout (a khugepaged collapse of that PMD would hide the
- *     folio's other pages from rmap, module/page_rewrite.c); case 5's
- *     folios that would cross the PMD at their destination likewise.
+ *     folio's other pages from rmap, module/page_rewrite.c); the same
+ *     with the THP still mapped by its PMD at the source (the move maps
+ *     it by PTEs there); case 5's folios that would cross the PMD at
+ *     their destination likewise.
  * Every step: the exact layout ("~": a page offset that is not linear),
  * every page byte-exact, the rmap verifier, the counters below (global,
  * debugfs: this test runs alone), and that the moved pages are still
@@ -340,13 +342,24 @@ out:
 	clear_window();
 }
 
-static void t_off_grid(void)
+/* @split: its PMD split first; else still mapped by its PMD at the source */
+static void t_off_grid(int split)
 {
-	const char *ctx = "thp moved off the PMD grid";
+	const char *ctx = split ? "thp moved off the PMD grid" :
+				  "pmd-mapped thp moved off the PMD grid";
 	const unsigned long nb = 600, to = nb + NB_PAGES;	/* page 1200 */
 	struct snap s;
 
-	if (split_thps_at(ctx, 0, 1, 1) || map_neighbour_at(nb))
+	if (split ? split_thps_at(ctx, 0, 1, 1) : map_huge(0, HPG_PAGES, 1)) {
+		if (!split)
+			ok(0, "%s: mmap", ctx);
+		goto out;
+	}
+	if (!split && page_large(0) == 0) {
+		skip("no THP here", "%s", ctx);
+		goto out;
+	}
+	if (map_neighbour_at(nb))
 		goto out;
 	snap_take(&s);
 	if (!ok(!move(0, HPG_PAGES, to), "%s: mremap to page %lu", ctx, to))
@@ -366,7 +379,8 @@ static void t_off_grid(void)
 	 */
 	madvise(pg(2 * HPG_PAGES), HPG_PAGES * PG, MADV_COLLAPSE);
 	expect_data(ctx, to, HPG_PAGES, 1);
-	verified("thp moved off the PMD grid, after MADV_COLLAPSE of pages 1024-1535");
+	verified(split ? "thp moved off the PMD grid, after MADV_COLLAPSE" :
+		 "pmd-mapped thp moved off the PMD grid, after MADV_COLLAPSE");
 out:
 	clear_window();
 }
@@ -711,7 +725,8 @@ int main(int argc, char **argv)
 		return tap_exit();
 
 	t_moved_next_to_other();
-	t_off_grid();
+	t_off_grid(1);
+	t_off_grid(0);
 	t_two_reversed();
 	t_straddling();
 	t_shared_with_child();
