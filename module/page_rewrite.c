@@ -682,6 +682,25 @@ struct vmamerge_edge {
 };
 
 /*
+ * A large folio of @size bytes whose linear range begins at @first: does
+ * it begin below @e->edge, or begin in the edge's PMD (at the join's
+ * destination) and reach past it?
+ */
+static enum vmamerge_refusal vmamerge_edge_folio(unsigned long first,
+						 unsigned long size,
+						 const struct vmamerge_edge *e)
+{
+	unsigned long above;
+
+	if (first < e->edge)
+		return VMAMERGE_R_THP;
+	above = first - e->edge;
+	if (above < e->room && above + size > e->room)
+		return VMAMERGE_R_THP;
+	return VMAMERGE_R_NONE;
+}
+
+/*
  * One PTE at or above @e->edge, under its PTE lock: a page of a large
  * folio whose linear range - the addresses its pages have under the VMA's
  * numbering, from its first page's on - begins below the edge, or begins
@@ -691,8 +710,8 @@ struct vmamerge_edge {
 static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 					       const struct vmamerge_edge *e)
 {
-	unsigned long above, first;
 	struct folio *folio;
+	unsigned long first;
 	struct page *page;
 
 	if (pte_none(pte))
@@ -714,15 +733,8 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 	if (likely(!folio_test_large(folio)))
 		return VMAMERGE_R_NONE;
 	/* the folio's first page would be folio_page_idx() pages below */
-	above = addr - e->edge;
-	first = folio_page_idx(folio, page) * PAGE_SIZE;
-	if (above < first)
-		return VMAMERGE_R_THP;
-	/* where its linear range starts and ends, from the edge up */
-	above -= first;
-	if (above < e->room && above + folio_size(folio) > e->room)
-		return VMAMERGE_R_THP;
-	return VMAMERGE_R_NONE;
+	first = addr - folio_page_idx(folio, page) * PAGE_SIZE;
+	return vmamerge_edge_folio(first, folio_size(folio), e);
 }
 
 /*
@@ -736,14 +748,7 @@ static enum vmamerge_refusal vmamerge_edge_pte(unsigned long addr, pte_t pte,
 static enum vmamerge_refusal vmamerge_edge_huge(unsigned long pmd_addr,
 						const struct vmamerge_edge *e)
 {
-	unsigned long above;
-
-	if (pmd_addr < e->edge)
-		return VMAMERGE_R_THP;
-	above = pmd_addr - e->edge;
-	if (above < e->room && above + HPAGE_PMD_SIZE > e->room)
-		return VMAMERGE_R_THP;
-	return VMAMERGE_R_NONE;
+	return vmamerge_edge_folio(pmd_addr, HPAGE_PMD_SIZE, e);
 }
 
 static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
