@@ -20,6 +20,9 @@
 #   VMAMERGE_SOAK_ON_OPS  end the opted-in part early once it has done this
 #                         many ops (e.g. 1000000; default: time only)
 #   VMAMERGE_DEBUG=0      leave out the debug kernels
+#   VMAMERGE_SOAK_KINDS   which builds of each series: "stock", "debug" (its
+#                         twin alone: a twin's 10^6 ops take hours) or
+#                         "stock debug" (the default)
 # Output: TAP lines prefixed with the release, then
 # `P passed, F failed, S skipped`.  Logs: $VMAMERGE_CACHE/logs/<timestamp>/.
 set -euo pipefail
@@ -40,15 +43,38 @@ if [[ -n $on_ops && ! $on_ops =~ ^[1-9][0-9]*$ ]]; then
 	echo "$0: VMAMERGE_SOAK_ON_OPS must be a positive number of ops, not '$on_ops'" >&2
 	exit 2
 fi
+soak_kinds=${VMAMERGE_SOAK_KINDS-stock debug}
+for k in $soak_kinds; do
+	if [[ $k != stock && $k != debug ]]; then
+		echo "$0: VMAMERGE_SOAK_KINDS takes 'stock' and/or 'debug', not '$k'" >&2
+		exit 2
+	fi
+done
+if [[ -z ${soak_kinds// /} ]]; then
+	echo "$0: VMAMERGE_SOAK_KINDS is empty: name 'stock' and/or 'debug'" >&2
+	exit 2
+fi
 seed=${VMAMERGE_SOAK_SEED:-$(($(date +%s) % 1000000 * 1000))}
 soak=$cache/soak
 guest_bin=$soak/bin # read by stage_guest (check.sh)
+
+read_matrix # releases[] and kinds[] (stock, debug; VMAMERGE_DEBUG=0: stock only)
+# keep the kinds VMAMERGE_SOAK_KINDS names (smoke-tier builds are never soaked)
+keep_rel=() keep_kind=()
+for i in "${!releases[@]}"; do
+	[[ " $soak_kinds " == *" ${kinds[$i]} "* ]] || continue
+	keep_rel+=("${releases[$i]}") keep_kind+=("${kinds[$i]}")
+done
+if ((${#keep_rel[@]} == 0)); then
+	echo "$0: no kernel left to soak (VMAMERGE_SOAK_KINDS='$soak_kinds', VMAMERGE_DEBUG=${VMAMERGE_DEBUG:-1})" >&2
+	exit 2
+fi
+releases=("${keep_rel[@]}") kinds=("${keep_kind[@]}")
 
 mkdir -p "$logdir"
 : >"$tapfile"
 prune_logs
 
-read_matrix # releases[] and kinds[] (stock, debug; VMAMERGE_DEBUG=0: stock only)
 echo "vmamerge soak: ${secs} s per kernel (${off_s} s without the module, ${on_s} s opted in${on_ops:+ or until $on_ops ops}), seeds from $seed, $nops ops per run; kernels ${releases[*]}; logs $logdir"
 
 # The guest script: only the torture, around one load/unload.
