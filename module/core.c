@@ -288,14 +288,16 @@ const struct kernel_param_ops vmamerge_param_bounded_ops = {
 /*
  * Test hook: make init fail at point N (1 before the exec/exit hooks,
  * 2 after them, 3 after the control device, 4 after debugfs, just before
- * the livepatch would be enabled), so the test suite can check that a
- * failed load leaves nothing behind.
+ * the livepatch would be enabled, 5 in the livepatch's enable, at the
+ * last merge hook, as if something else redirected its function - see
+ * hooks.c), so the test suite can check that a failed load leaves
+ * nothing behind.
  */
 static int test_fail_init;
 module_param(test_fail_init, int, 0400);
-MODULE_PARM_DESC(test_fail_init, "testing only: fail init at point N (1-4)");
+MODULE_PARM_DESC(test_fail_init, "testing only: fail init at point N (1-5)");
 
-static int vmamerge_injected_failure(int step)
+int vmamerge_injected_failure(int step)
 {
 	if (test_fail_init != step)
 		return 0;

@@ -12,6 +12,7 @@
 #include <linux/jiffies.h>
 
 #include "vmamerge.h"
+#include "hooks.h"
 #include "kernel_internal.h"
 
 /*
@@ -30,20 +31,49 @@
  */
 bool vmamerge_patch_live;
 
+/*
+ * The merge hooks (hooks.h) follow the livepatch: attached before its
+ * transition starts (the livepatch relocations they need are resolved by
+ * then), detached - and waited for - before an unpatch transition
+ * starts.  pre_patch failing fails the enable cleanly; post_unpatch runs
+ * after an enable that failed later, and after every unpatch transition.
+ * The hooks act before the fork hook has reached every task: a process
+ * cannot opt in before init returns (which waits for the transition),
+ * and with mode=always at load nothing needs the fork hook - it only
+ * passes the opt-in on.
+ */
 static int vmamerge_klp_pre_patch(struct klp_object *obj)
 {
+	int ret = vmamerge_hooks_register();
+
+	if (ret)
+		return ret;
 	WRITE_ONCE(vmamerge_patch_live, true);
 	return 0;
 }
 
+/*
+ * An unpatch transition reversed by writing 1 to "enabled" ends here
+ * (its pre_unpatch detached the hooks).  This callback cannot fail the
+ * patch: if the hooks cannot come back, say so; the module then merges
+ * nothing until it is disabled and loaded again.
+ */
 static void vmamerge_klp_post_patch(struct klp_object *obj)
 {
+	if (vmamerge_hooks_register())
+		pr_err("the merge hooks could not be attached again after the disable was reversed; vmamerge merges nothing until it is disabled, unloaded and loaded again\n");
 	WRITE_ONCE(vmamerge_patch_live, true);
 }
 
 static void vmamerge_klp_pre_unpatch(struct klp_object *obj)
 {
 	WRITE_ONCE(vmamerge_patch_live, false);
+	vmamerge_hooks_unregister();
+}
+
+static void vmamerge_klp_post_unpatch(struct klp_object *obj)
+{
+	vmamerge_hooks_unregister();
 }
 
 static struct klp_object vmamerge_klp_objs[] = {
@@ -54,6 +84,7 @@ static struct klp_object vmamerge_klp_objs[] = {
 			.pre_patch = vmamerge_klp_pre_patch,
 			.post_patch = vmamerge_klp_post_patch,
 			.pre_unpatch = vmamerge_klp_pre_unpatch,
+			.post_unpatch = vmamerge_klp_post_unpatch,
 		},
 	},
 	{ }
@@ -94,7 +125,7 @@ int vmamerge_livepatch_enable(void)
 
 	ret = klp_enable_patch(&vmamerge_klp_patch);
 	if (ret) {
-		pr_err("enabling the livepatch failed (%d); is another livepatch replacing the same mm functions, or still in transition? See /sys/kernel/livepatch/\n",
+		pr_err("enabling the livepatch failed (%d): a merge hook that could not attach (the message above), or another livepatch replacing uprobe_dup_mmap() or still in transition (see /sys/kernel/livepatch/)\n",
 		       ret);
 		return ret;
 	}

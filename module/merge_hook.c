@@ -13,6 +13,7 @@
 #include <linux/mm.h>
 
 #include "vmamerge.h"
+#include "hooks.h"
 #include "page_rewrite.h"
 
 #define CREATE_TRACE_POINTS
@@ -49,6 +50,7 @@ static bool vmamerge_merge_needs_softdirty(const struct vmamerge_merge *m)
 
 void vmamerge_merge_prepare(struct vmamerge_merge *m)
 {
+	vmamerge_hook_test_hold();
 	vmamerge_merge_count(m, VMAMERGE_C_MERGE_ATTEMPTS, 1);
 	if (vmamerge_feature(VMAMERGE_FEATURE_TRANSPLANT |
 			     VMAMERGE_FEATURE_RENUMBER))

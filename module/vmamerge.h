@@ -41,6 +41,9 @@ extern const struct kernel_param_ops vmamerge_param_bounded_ops;
 
 int vmamerge_check_running_build(void);
 
+/* testing only: -EAGAIN when test_fail_init= names @step (core.c) */
+int vmamerge_injected_failure(int step);
+
 /* ---- per-mm opt-in state (optin.c) ---- */
 
 /*

@@ -21,7 +21,8 @@
 #     module/ and module/kernel-<series>/ reference must be in the build's System.map
 #     (text or data) and listed in module/ksyms.list with a sympos that
 #     fits its multiplicity (0 when unique); every function the glue
-#     replaces (.old_name) must be a unique global text symbol.
+#     replaces or hooks (.old_name, VMAMERGE_HOOK()) must be a unique
+#     global text symbol.
 #
 # Output is TAP-like ("ok - ..." / "not ok - ..."), then
 # "layout-check: N passed, N failed, N skipped"; the exit status is 1 if
@@ -398,7 +399,7 @@ symbol_check() { # symbol_check SERIES RELEASE
 		types=$(awk -v s="$sym" '$3 == s {print $2}' "$map" | sort -u | tr -d '\n')
 		[[ $n == 1 && $types == T ]]
 		check $? "$s: replaced function $sym is a unique global text symbol (type ${types:--}, $n definition(s))"
-	done < <(sed -n 's/.*\.old_name *= *"\([^"]*\)".*/\1/p' "$glue")
+	done < <(sed -n -e 's/.*\.old_name *= *"\([^"]*\)".*/\1/p' -e 's/^[[:space:]]*VMAMERGE_HOOK(\([a-z_0-9]*\)),.*/\1/p' "$glue")
 }
 
 # ---------------------------------------------------------------------------

@@ -6,7 +6,8 @@
 # comments removed and blanks normalised (never whole files):
 #   mirror   every function a module file says it mirrors
 #            ("Mirrors NAME(), FILE:LINE" in module/ and module/kernel-SERIES/)
-#   replaced every function the glue replaces (.old_name in glue.c; a
+#   replaced every function the glue replaces or hooks (.old_name or
+#            VMAMERGE_HOOK() in glue.c; a
 #            __x64_sys_NAME is the SYSCALL_DEFINEn(NAME, ...) body)
 #   called   every internal symbol of module/ksyms.list for SERIES
 #            (functions: the body; data: the definition line)
@@ -56,7 +57,7 @@ items() {
 	# "Mirrors NAME(), FILE:LINE" (any case of the M)
 	grep -ohE '[Mm]irrors [A-Za-z0-9_]+\(\), [a-z0-9_/.-]+\.[ch]' "$glue"/*.c "$mod"/*.c 2>/dev/null |
 		sed -E 's/^[Mm]irrors ([A-Za-z0-9_]+)\(\), (.*)$/mirror \1 \2/' | sort -u
-	sed -n 's/.*\.old_name *= *"\([^"]*\)".*/\1/p' "$glue/glue.c" |
+	sed -n -e 's/.*\.old_name *= *"\([^"]*\)".*/\1/p' -e 's/^[[:space:]]*VMAMERGE_HOOK(\([a-z_0-9]*\)),.*/\1/p' "$glue/glue.c" |
 		while read -r n; do echo "replaced $n"; done
 	awk -v s="$series" '/^[ \t]*(#|$)/ { next } $1 == "*" || $1 == s { print "called " $2 }' \
 		"$mod/ksyms.list"

@@ -482,8 +482,14 @@ cli_tests() {
 
 # ---- a failed load leaves nothing behind ----
 
+# Step 5 fails the livepatch's enable at the last merge hook as if another
+# tracer owned its function (hooks.c): the hooks attached before it must
+# be detached again (no direct call left in ftrace's enabled_functions),
+# and dmesg must say what to do.
 failed_loads() {
-	for _step in 1 2 3 4; do
+	_ef=/sys/kernel/debug/tracing/enabled_functions
+	for _step in 1 2 3 4 5; do
+		_n0=$(dmesg | grep -c 'something else already redirects it')
 		insmod "$KO" test_fail_init=$_step > "$TMP/out" 2>&1
 		_rc=$?
 		_left=""
@@ -493,9 +499,17 @@ failed_loads() {
 		if grep -q vmamerge /sys/kernel/debug/kprobes/list 2>/dev/null; then
 			_left="$_left kprobes"
 		fi
-		[ $_rc -ne 0 ] && [ -z "$_left" ]
+		if grep -q 'direct' "$_ef" 2>/dev/null; then
+			_left="$_left direct-calls($(grep 'direct' "$_ef" | head -3))"
+		fi
+		_msg=ok
+		if [ $_step = 5 ] &&
+		   [ "$(dmesg | grep -c 'something else already redirects it')" -le "$_n0" ]; then
+			_msg="no message naming the hooked function"
+		fi
+		[ $_rc -ne 0 ] && [ -z "$_left" ] && [ "$_msg" = ok ]
 		tap $? "load failing after step $_step leaves nothing behind" \
-			"insmod rc $_rc, left:$_left" "$(cat "$TMP/out")"
+			"insmod rc $_rc, left:$_left, message: $_msg" "$(cat "$TMP/out")"
 	done
 }
 
@@ -518,23 +532,53 @@ cli_and_load() {
 	fi
 }
 
+# report_test NAME DETAIL: the TAP line of a test that collected its
+# errors in _err - "NAME DETAIL" when there were none, else the errors and
+# dmesg's tail, and the module unloaded if the test left it loaded
+report_test() {
+	if [ -z "$_err" ]; then
+		tap 0 "$1$2"
+	else
+		tap 1 "$1" "$_err" "$(dmesg | tail -20)"
+		[ -e /sys/module/vmamerge ] && unload
+	fi
+}
+
+# unload_and_report NAME DETAIL: unload (a failure joins _err), report_test
+unload_and_report() {
+	unload || _err="${_err:+$_err; }unload: $UNLOAD_ERR"
+	report_test "$1" "$2"
+}
+
+# dmesg_wait PATTERN COUNT0: wait up to 10 s until dmesg has more lines
+# matching PATTERN than the COUNT0 it had before; 1 if it never did
+dmesg_wait() {
+	_dw=0
+	while [ "$(dmesg | grep -c "$1")" -le "$2" ]; do
+		[ $_dw -lt 200 ] || return 1
+		"$W" sleep 50
+		_dw=$((_dw + 1))
+	done
+}
+
+# fork_hold_arm MS: make every fork of an opted-in process sleep MS ms in
+# the fork hook (test_fork_hold_ms); _held and _n0 for dmesg_wait
+fork_hold_arm() {
+	_held='test_fork_hold_ms: holding a fork'
+	_n0=$(dmesg | grep -c "$_held")
+	wr "$1" /sys/module/vmamerge/parameters/test_fork_hold_ms
+}
+
 fork_hold_test() {
 	_name="fork held in the hook during disable + rmmod"
 	cli_and_load "$_name" || return
-	_held='test_fork_hold_ms: holding a fork'
-	_n0=$(dmesg | grep -c "$_held")
-	wr 3000 /sys/module/vmamerge/parameters/test_fork_hold_ms
+	fork_hold_arm 3000
 	rm -f "$TMP/forked"
 	"$CLI" run -- /bin/sh -c "(echo forked > $TMP/forked); echo parent" \
 		> "$TMP/forkhold" 2>&1 &
 	_bp=$!
-	_i=0
-	while [ "$(dmesg | grep -c "$_held")" -le "$_n0" ] && [ $_i -lt 100 ]; do
-		"$W" sleep 100
-		_i=$((_i + 1))
-	done
 	_err=
-	[ $_i -lt 100 ] || _err="the fork never reached the hook"
+	dmesg_wait "$_held" "$_n0" || _err="the fork never reached the hook"
 	_t0=$("$W" now)
 	wr 0 "$LP/enabled" || _err="${_err:+$_err; }echo 0 > enabled: $WR_ERR"
 	"$W" sleep 1000
@@ -551,12 +595,78 @@ fork_hold_test() {
 		_err="${_err:+$_err; }the child did not run: $(cat "$TMP/forked" 2>&1)"
 	[ "$(cat "$TMP/forkhold")" = parent ] ||
 		_err="${_err:+$_err; }parent printed: $(cat "$TMP/forkhold")"
-	if [ -z "$_err" ]; then
-		tap 0 "$_name: the transition waited, the fork completed ($((_t1 - _t0)) ms)"
-	else
-		tap 1 "$_name" "$_err" "$(dmesg | tail -20)"
-		[ -e /sys/module/vmamerge ] && unload
-	fi
+	report_test "$_name" ": the transition waited, the fork completed ($((_t1 - _t0)) ms)"
+}
+
+# ---- a merge attempt asleep in a hooked replacement while the module goes ----
+
+# The merge paths are entered through ftrace direct calls, not the
+# livepatch (module/hooks.h): its transition does not look for their
+# frames.  Disabling must instead wait, in the hooks' teardown, for a task
+# asleep inside a replacement entered through a hook (test_hook_hold_ms
+# holds every merge attempt of an active mm at the decision point), or
+# rmmod frees the text it returns into.  The write of 0 to "enabled"
+# blocks until the held attempt is done; the program then runs on
+# through the stock functions and exits normally.
+hook_hold_test() {
+	_name="merge attempt held in a hooked replacement during disable + rmmod"
+	cli_and_load "$_name" || return
+	_held='test_hook_hold_ms: holding a merge attempt'
+	_n0=$(dmesg | grep -c "$_held")
+	wr 2000 /sys/module/vmamerge/parameters/test_hook_hold_ms
+	"$CLI" run -- /bin/echo held > "$TMP/hookhold" 2>&1 &
+	_bp=$!
+	_err=
+	dmesg_wait "$_held" "$_n0" || _err="no merge attempt reached the decision point"
+	_t0=$("$W" now)
+	wr 0 "$LP/enabled" || _err="${_err:+$_err; }echo 0 > enabled: $WR_ERR"
+	_t1=$("$W" now)
+	# the hold began at most 50 ms + a dmesg read before _t0
+	[ $((_t1 - _t0)) -ge 1000 ] ||
+		_err="${_err:+$_err; }echo 0 > enabled returned after $((_t1 - _t0)) ms, while a task slept in a replacement for 2000 ms"
+	wait "$_bp"
+	_rc=$?
+	[ $_rc -eq 0 ] || _err="${_err:+$_err; }the program exited $_rc"
+	[ "$(cat "$TMP/hookhold")" = held ] ||
+		_err="${_err:+$_err; }the program printed: $(cat "$TMP/hookhold")"
+	_n1=$(dmesg | grep -c "$_held")
+	unload_and_report "$_name" ": disable waited $((_t1 - _t0)) ms, the program completed ($((_n1 - _n0)) attempt(s) held)"
+}
+
+# A disable reversed during its transition (echo 1 > enabled while a fork
+# held in the fork hook keeps it open) ends in the livepatch's post_patch
+# callback, which must attach the merge hooks that pre_unpatch detached:
+# afterwards ftrace lists as many direct calls of ours as after the load.
+reverse_test() {
+	_name="a disable reversed in its transition attaches the merge hooks again"
+	cli_and_load "$_name" || return
+	_ef=/sys/kernel/debug/tracing/enabled_functions
+	_d0=$(grep -c 'direct-->vmamerge_tramp_' "$_ef" 2>/dev/null)
+	fork_hold_arm 3000
+	"$CLI" run -- /bin/sh -c "(true); echo parent" > "$TMP/reverse" 2>&1 &
+	_bp=$!
+	_err=
+	dmesg_wait "$_held" "$_n0" || _err="the fork never reached the hook"
+	[ "${_d0:-0}" -gt 0 ] || _err="${_err:+$_err; }no direct call of ours in $_ef after the load"
+	wr 0 "$LP/enabled" || _err="${_err:+$_err; }echo 0 > enabled: $WR_ERR"
+	_d1=$(grep -c 'direct-->vmamerge_tramp_' "$_ef" 2>/dev/null)
+	[ "$(cat "$LP/transition" 2>&1)" = 1 ] ||
+		_err="${_err:+$_err; }no transition open while the fork is held"
+	wr 1 "$LP/enabled" || _err="${_err:+$_err; }echo 1 > enabled: $WR_ERR"
+	_o=$("$W" value "$LP/transition" 0 20000) ||
+		_err="${_err:+$_err; }the reversed transition did not end: $_o"
+	_d2=$(grep -c 'direct-->vmamerge_tramp_' "$_ef" 2>/dev/null)
+	[ "${_d1:-x}" = 0 ] ||
+		_err="${_err:+$_err; }$_d1 direct calls left while disabling (expected 0)"
+	[ "${_d2:-x}" = "${_d0:-y}" ] ||
+		_err="${_err:+$_err; }$_d2 direct calls after the reversal, $_d0 after the load"
+	[ "$(cat "$LP/enabled" 2>&1)" = 1 ] ||
+		_err="${_err:+$_err; }enabled reads $(cat "$LP/enabled" 2>&1) after the reversal"
+	wr 0 /sys/module/vmamerge/parameters/test_fork_hold_ms
+	wait "$_bp"
+	[ "$(cat "$TMP/reverse")" = parent ] ||
+		_err="${_err:+$_err; }the program printed: $(cat "$TMP/reverse")"
+	unload_and_report "$_name" " ($_d0 before, 0 while disabling, $_d2 after)"
 }
 
 # ---- compaction after the livepatch was disabled (issue 14) ----
@@ -590,13 +700,7 @@ disabled_compact_test() {
 		_err="${_err:+$_err; }the window after compact: $(cat "$_hf" "$_hf.out" 2>&1)"
 	kill "$_hp"
 	wait "$_hp" 2> /dev/null
-	unload || _err="${_err:+$_err; }unload: $UNLOAD_ERR"
-	if [ -z "$_err" ]; then
-		tap 0 "$_name: exit 1 with its message, 32 VMAs stay, pages byte-exact"
-	else
-		tap 1 "$_name" "$_err" "$(dmesg | tail -5)"
-		[ -e /sys/module/vmamerge ] && unload
-	fi
+	unload_and_report "$_name" ": exit 1 with its message, 32 VMAs stay, pages byte-exact"
 }
 
 # ---- a task parked in a userfaultfd wait (issue 10, finding 4) ----
@@ -663,19 +767,12 @@ uffd_park_test() {
 klp_wait_test() {
 	_name="klp-wait.sh: a bounded wait names the task that holds the transition"
 	cli_and_load "$_name" || return
-	_held='test_fork_hold_ms: holding a fork'
-	_n0=$(dmesg | grep -c "$_held")
-	wr 8000 /sys/module/vmamerge/parameters/test_fork_hold_ms
+	fork_hold_arm 8000
 	"$CLI" run -- /bin/sh -c "(echo child > /dev/null); echo parent" > "$TMP/kwfork" 2>&1 &
 	_bp=$!
 	_err=
 	"$W" sleep 100
-	_i=0
-	while [ "$(dmesg | grep -c "$_held")" -le "$_n0" ] && [ $_i -lt 100 ]; do
-		"$W" sleep 100
-		_i=$((_i + 1))
-	done
-	[ $_i -lt 100 ] || _err="the fork never reached the hook"
+	dmesg_wait "$_held" "$_n0" || _err="the fork never reached the hook"
 	sh "$DIR/klp-wait.sh" disable 2 > "$TMP/kw.out" 2> "$TMP/kw.err"
 	_rc=$?
 	[ $_rc -eq 1 ] || _err="${_err:+$_err; }exit status $_rc, not 1"
@@ -991,6 +1088,7 @@ smp() {
 		tap 1 "load: insmod, transition 0, enabled 1" "$LOAD_ERR" "$(dmesg | tail -20)"
 	fi
 	fork_hold_test
+	hook_hold_test
 	cycles
 }
 
@@ -1086,6 +1184,8 @@ if [ "$LOADED" = 1 ]; then
 	[ ! -e /dev/vmamerge ]
 	tap $? "/dev/vmamerge gone after rmmod"
 	fork_hold_test
+	hook_hold_test
+	reverse_test
 	disabled_compact_test
 	klp_wait_test
 	uffd_park_test mmap
