@@ -24,7 +24,7 @@ CFG_DESC = {
     "stock": "module not loaded: the Debian kernel as it is",
     "loaded": "module loaded (features renumber and transplant, mode "
               "`optin`), process not opted in: what every other process "
-              "pays for the livepatch",
+              "pays for the module's hooks",
     "off": "opted in, no feature: the module's hooks, decision points and "
            "counters, every merge decision the stock one",
     "renumber": "opted in, renumber only: an `mremap()` move, and "
@@ -945,8 +945,8 @@ generator, not the file.
 **What is measured.** For an opted-in process the module merges where the
 stock kernel refuses because of page offsets or anon_vmas only
 (docs/design.md):
-- an `mremap()` move decides inside the stock `copy_vma()` (the livepatch
-  replaces it, `module/move_merge.c`), from metadata alone, whether the
+- an `mremap()` move decides inside the stock `copy_vma()` (a merge hook
+  takes its calls over, `module/move_merge.c`), from metadata alone, whether the
   moved range would merge with its new neighbours; if so it rewrites the
   cheaper side (offsets, and with the transplant feature the anon_vma)
   before the stock merge and the page-table move. A moved VMA that would
