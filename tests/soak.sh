@@ -89,20 +89,22 @@ W="\$DIR/t_wait"
 F=0
 P=0
 res() { if [ "\$1" -eq 0 ]; then P=\$((P + 1)); echo "ok - \$2"; else F=\$((F + 1)); echo "not ok - \$2"; fi; }
-count() { # FILE: add torture.sh's results to the totals, print them
+# torture.sh's lines go out as they come (tee), so that a guest that
+# panics still shows which seed and step were running; count() then adds
+# its results to the totals.
+count() { # FILE
 	while IFS= read -r l; do
 		case \$l in
 		"ok - "*) P=\$((P + 1)) ;;
 		"not ok - "*) F=\$((F + 1)) ;;
 		esac
-		echo "\$l"
 	done < "\$1"
 }
-"\$DIR/torture.sh" -t $off_s off "$seed" $nops > /tmp/soak.out 2>&1
+"\$DIR/torture.sh" -t $off_s off "$seed" $nops 2>&1 | tee /tmp/soak.out
 count /tmp/soak.out
 if insmod "\$KO" && "\$W" value \$LP/transition 0 60000 >/dev/null; then
 	res 0 "soak: module loaded"
-	"\$DIR/torture.sh" -t $on_s ${on_ops:+-N $on_ops} on "$seed" $nops > /tmp/soak.out 2>&1
+	"\$DIR/torture.sh" -t $on_s ${on_ops:+-N $on_ops} on "$seed" $nops 2>&1 | tee /tmp/soak.out
 	count /tmp/soak.out
 	ok=1
 	echo 0 > \$LP/enabled && "\$W" gone \$LP 60000 >/dev/null &&
