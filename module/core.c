@@ -370,6 +370,7 @@ static void __exit vmamerge_exit(void)
 	vmamerge_optin_exit();
 	vmamerge_transplant_exit();
 	vmamerge_counters_exit();
+	vmamerge_test_lock_exit();
 	pr_info("unloaded\n");
 }
 

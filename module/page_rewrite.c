@@ -17,10 +17,12 @@
  * migration read their pages' state under the folio lock) and swap-cache
  * folios no PTE maps (migration moves those without any rmap walk, so
  * without the anon_vma lock, copying index under the folio lock).  An
- * order-0 folio that a present PTE of the VMA maps is neither locked nor
- * referenced: everything that could unmap, free, migrate, split or share
- * it, or write its index or mapping, needs a lock we hold for writing
- * (vmamerge_rewrite_commit() names each); so the collect walk writes its
+ * order-0 folio that a present PTE of the VMA maps, and that nobody holds
+ * locked, is neither locked nor referenced: everything that could unmap,
+ * free, migrate, split or share it, or write its index or mapping, needs
+ * a lock we hold for writing or its folio lock (vmamerge_rewrite_commit()
+ * names each; vmamerge_rewrite_present() why a locked one is refused);
+ * so the collect walk writes its
  * new index and anon_vma as soon as it has checked it, and a refused walk
  * writes the old ones back (vmamerge_rewrite_undo()) before any lock is
  * dropped: nobody who could tell the difference runs in between.  Where
@@ -251,17 +253,35 @@ vmamerge_rewrite_locked(struct vmamerge_rewrite *rw, struct folio *folio,
 
 /*
  * A present folio under its PTE or PMD lock.  An order-0 folio a PTE
- * maps that is not in the swap cache - nearly every page - is checked
- * here, inline in the walk and without its lock (vmamerge_check_mapped()
- * reads nothing the locks we hold do not pin); any other one by
- * vmamerge_rewrite_locked().
+ * maps that is not in the swap cache and that nobody holds locked -
+ * nearly every page - is checked here, inline in the walk and without
+ * taking its lock (vmamerge_check_mapped() reads nothing the locks we
+ * hold do not pin); any other one by vmamerge_rewrite_locked(), whose
+ * trylock fails for a locked one: a transient refusal.
+ *
+ * Why a locked order-0 folio is never rewritten: its holder may be
+ * between two rmap walks - migration between try_to_migrate() and
+ * remove_migration_ptes(), reclaim between try_to_unmap() and its
+ * restore - with no anon_vma lock held in between, and the first walk
+ * may have skipped our PTE while it was momentarily none (neither runs
+ * with TTU_SYNC: page_vma_mapped_walk() reads a PTE without its lock and
+ * skips an empty one; mprotect's ptep_modify_prot_start() empties a
+ * present PTE for a moment).  Then the folio's other mappings are
+ * migration entries that folio_mapcount() does not count, mapcount 1 is
+ * no proof of exclusiveness, and an index or mapping written now sends
+ * the second walk to the wrong place: the other mappings' migration
+ * entries are never restored (kernel BUG at swapops.h:557 at their next
+ * fault or exit; docs/testing.md, "the stale migration entries").  The
+ * bit is read under the root anon_vma's rwsem (write): a holder that has
+ * not walked yet walks after us and sees the rewrite whole; one that
+ * walked keeps the bit until its last walk is done.
  */
 static __always_inline enum vmamerge_refusal
 vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
 			 struct page *page, unsigned long addr, bool pmd_mapped)
 {
 	if (!pmd_mapped && !folio_test_large(folio) &&
-	    !folio_test_swapcache(folio))
+	    !folio_test_swapcache(folio) && !folio_test_locked(folio))
 		return vmamerge_rewrite_small(rw, folio,
 					      vmamerge_check_mapped(rw, folio,
 								    addr));
@@ -904,9 +924,11 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  *    of this mm), userfaultfd's UFFDIO_MOVE (6.12: mmap_lock or both
  *    VMAs' locks): excluded by mmap_lock (write) and the VMA's write lock;
  *  - migration (move_to_new_folio() copies both to the new folio), split,
- *    reclaim: under the folio lock, but only after an rmap walk unmapped
- *    the folio - excluded by the root's rwsem while a present PTE of ours
- *    maps it.  That is why a folio no PTE maps (in the swap cache only:
+ *    reclaim: under the folio lock, after an rmap walk unmapped the folio
+ *    - excluded by the root's rwsem while it walks, and by the folio lock
+ *    we require unheld (vmamerge_rewrite_present()) between its walks:
+ *    a walk without TTU_SYNC can skip a present PTE of ours that was
+ *    momentarily none.  That is why a folio no PTE maps (in the swap cache only:
  *    migration needs no walk for it) and a large folio (split and
  *    migration also read its pages' state under the folio lock) are
  *    rewritten locked;

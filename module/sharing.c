@@ -9,7 +9,8 @@
  *
  * Called by the page rewrite walker (page_rewrite.c) with the folio
  * locked - but vmamerge_check_mapped() for an order-0 folio that was not
- * in the swap cache when the walker looked: it reads no swap state -
+ * in the swap cache and not locked by anyone when the walker looked: it
+ * reads no swap state -
  * under the PTE or PMD lock that maps it (or, for a swap-cache folio, the
  * lock of the swap PTE naming its slot), under the root anon_vma's rwsem
  * held for writing and mmap_lock held for writing.
@@ -23,7 +24,12 @@
  * a swap-in elsewhere (needs a swap PTE elsewhere: checked for a folio in
  * the swap cache; one that reclaim adds to it after we looked gets a swap
  * PTE only from an rmap unmap, excluded by the rwsem) or KSM (its scan
- * holds this mm's mmap_lock, and the folio lock).
+ * holds this mm's mmap_lock, and the folio lock).  And a mapcount of one
+ * proves the folio exclusive only while nobody holds it locked:
+ * migration entries do not count in it, and a migration between its
+ * unmap and restore walks (folio locked) may have turned every other
+ * mapping into one and skipped ours - hence the walker's unlocked check
+ * requires the folio unlocked (page_rewrite.c, vmamerge_rewrite_present()).
  */
 #include <linux/kernel.h>
 #include <linux/mm.h>

@@ -326,6 +326,9 @@ void vmamerge_control_exit(void);
 int vmamerge_debugfs_init(void);
 void vmamerge_debugfs_exit(void);
 
+/* testing only: test_lock_addr (test_lock.c) */
+void vmamerge_test_lock_exit(void);
+
 /* ---- livepatch (livepatch.c) and the glue's table ---- */
 
 /* Provided by module/kernel-<series>/: the functions this build replaces. */

@@ -1693,6 +1693,81 @@ static void t_budget(void)
 	clear_window();
 }
 
+/*
+ * A folio someone else holds locked is never rewritten (issue 10, "The
+ * stale migration entries" in docs/testing.md): migration and reclaim
+ * hold it locked between their two rmap walks, and the first may have
+ * skipped our PTE while it was momentarily empty and turned the folio's
+ * other mappings into migration entries, which its mapcount does not
+ * count.  test_lock_addr (module parameter, testing only) holds the
+ * folio of the moved block's second page locked for test_lock_ms: the
+ * move that would renumber the block is refused_busy after its retries
+ * and leaves the stock layout, every page intact; once the lock is
+ * released the same move - out again and back - merges.  Without the
+ * check the locked folio was rewritten and the first move merged.
+ */
+#define LOCK_PARAM "/sys/module/vmamerge/parameters/test_lock_addr"
+
+static int lock_released(void)
+{
+	char v[32];
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (read_file(LOCK_PARAM, v, sizeof(v)) > 0 &&
+		    !strtoul(v, NULL, 0))
+			return 1;
+		usleep(50000);
+	}
+	return 0;
+}
+
+static void t_locked(void)
+{
+	static const unsigned int want[] = { 3, 4, 5, 6, 7, 8, 9, 10, 1, 2 };
+	long busy = counter("refused_busy");
+	char a[32];
+
+	if (access(LOCK_PARAM, W_OK)) {
+		skip("no module", "locked folio");
+		return;
+	}
+	/* one anon_vma: the merge needs a renumbering only */
+	if (map_fill(0, 10, 1)) {
+		ok(0, "locked folio: setup");
+		clear_window();
+		return;
+	}
+	snprintf(a, sizeof(a), "%#lx", (unsigned long)pg(1));
+	if (!ok(!write_file(LOCK_PARAM, a, strlen(a)),
+		"locked folio: test_lock_addr holds page 1's folio")) {
+		clear_window();
+		return;
+	}
+	if (!ok(!move(0, 2, 2, 10, 0),
+		"locked folio: pages 0-1 moved behind pages 2-9")) {
+		clear_window();
+		return;
+	}
+	expect_layout("locked folio", "2-10 10-12~", "2-10 10-12~");
+	expect_delta("locked folio", "refused_busy", busy, stock ? 0 : 1);
+	expect_data("locked folio", 2, want, 10);
+	verified("locked folio");
+	if (!ok(lock_released(), "locked folio: released within 10 s")) {
+		clear_window();
+		return;
+	}
+	if (move(10, 2, 2, 30, 0) || move(30, 2, 2, 10, 0)) {
+		ok(0, "locked folio: released, moved out and back");
+		clear_window();
+		return;
+	}
+	expect_layout("locked folio released", "2-12", "2-10 10-12~");
+	expect_data("locked folio released", 2, want, 10);
+	verified("locked folio released");
+	clear_window();
+}
+
 int main(int argc, char **argv)
 {
 	int quick = 0;
@@ -1752,6 +1827,7 @@ int main(int argc, char **argv)
 	t_partial_shared();
 	t_dontunmap_other();
 	t_budget();
+	t_locked();
 	t_unfaulted_neighbour(0);
 	t_unfaulted_neighbour(1);
 	t_source_refused();
