@@ -591,9 +591,11 @@ static void op_mprotect(void)
  * Other pages of the range are left out (the range is cut into runs); the
  * model marks only the pages freed.  Nothing can make an exclusive page
  * shared meanwhile by us: only our own fork shares, and a child never
- * forks.  ksmd can turn a page into a KSM page within those microseconds,
- * but a new KSM page is mapped twice and marked dirty, which MADV_FREE
- * leaves alone.
+ * forks.  ksmd can turn a page into a KSM page within those microseconds:
+ * KSM marks a new KSM page dirty, and once its second page is merged in it
+ * is mapped twice, which MADV_FREE leaves alone; only between ksmd's two
+ * merge steps is it mapped once - a window of ksmd's that would have to
+ * meet ours.  Not covered, not seen.
  */
 #define PM_PRESENT	(1ULL << 63)
 #define PM_SWAP		(1ULL << 62)
