@@ -458,9 +458,10 @@ guest_collect() {
 
 # run_guests: boot every kernel's guest and the lab systems (tests/lab/),
 # $guest_jobs at a time (each vCPU of a QEMU TCG guest keeps a host core
-# busy: one guest per VMAMERGE_GUEST_CPUS cores), the longest first - the
-# lab systems (20-35 minutes each under TCG), then the debug kernels -
-# and report them in matrix order.
+# busy: one guest per VMAMERGE_GUEST_CPUS cores), the longest first, and
+# report them in matrix order.  Longest first (guest_jobs_by_length) keeps
+# both cores busy to the end: started in kind order, the last long guest
+# ran alone for 11 minutes of a 76-minute run (landing CI of 27 Nov).
 guest_jobs=${VMAMERGE_GUEST_JOBS:-$(($(nproc) / ${VMAMERGE_GUEST_CPUS:-1}))}
 ((guest_jobs >= 1)) || guest_jobs=1
 lab_suites=()
@@ -469,15 +470,19 @@ run_guests() {
 	local i rel t0 suite
 	t0=$(now)
 	echo "=== guests: ${releases[*]}${lab_suites[*]+; lab: ${lab_suites[*]}} ($guest_jobs at a time)"
-	for suite in "${lab_suites[@]}"; do
+	local job
+	for job in $(guest_jobs_by_length); do
 		guest_pool_wait
-		lab_boot "$suite" &
-	done
-	for ((i = ${#releases[@]} - 1; i >= 0; i--)); do
-		guest_pool_wait
-		guest_boot "${releases[$i]}" "${kinds[$i]}" &
+		case $job in
+		lab-*) lab_boot "${job#lab-}" & ;;
+		*)
+			i=${job#guest-}
+			guest_boot "${releases[$i]}" "${kinds[$i]}" &
+			;;
+		esac
 	done
 	wait || true
+	record_guest_seconds
 	timings+=("$(printf '%8ss  %s' "$(since "$t0")" "guests and lab (wall, $guest_jobs at a time)")")
 	for i in "${!releases[@]}"; do
 		rel=${releases[$i]}
@@ -488,6 +493,53 @@ run_guests() {
 		run_step "lab $suite: a real Debian system end to end - install, boot, use, upgrade, remove ($(cat "$logdir/lab-$suite.log.seconds" 2>/dev/null || echo ?) s)" \
 			lab_collect "$suite"
 	done
+}
+
+# How long each guest and lab system took in the last make check (lines
+# "NAME SECONDS", NAME as in the log files' names: guest-RELEASE,
+# lab-SUITE), read to order the next run's pool.  Only run_guests writes
+# it, so soaks and quick runs (other knobs, other lengths) leave it alone.
+guest_seconds_file=$logroot/guest-seconds
+
+# guest_jobs_by_length: run_guests' jobs, "lab-SUITE" and "guest-INDEX"
+# (into releases[]), longest first by the last run's seconds; a job not in
+# that file is estimated by its kind (the figures of 27 Nov, rounded up).
+guest_jobs_by_length() {
+	local i suite est
+	{
+		for suite in "${lab_suites[@]}"; do
+			echo "$(last_guest_seconds "lab-$suite" 1800) lab-$suite"
+		done
+		for i in "${!releases[@]}"; do
+			case ${kinds[$i]} in
+			debug) est=1700 ;;
+			smoke) est=30 ;;
+			*) est=700 ;;
+			esac
+			echo "$(last_guest_seconds "guest-${releases[$i]}" "$est") guest-$i"
+		done
+	} | LC_ALL=C sort -s -k1,1nr | cut -d' ' -f2
+}
+
+last_guest_seconds() { # NAME DEFAULT
+	local s
+	s=$(awk -v n="$1" '$1 == n { s = $2 } END { print s }' "$guest_seconds_file" 2>/dev/null || true)
+	[[ $s =~ ^[0-9]+(\.[0-9]+)?$ ]] || s=$2
+	printf '%.0f' "$s"
+}
+
+# record_guest_seconds: this run's lengths into $guest_seconds_file (kept
+# for names this run did not boot).
+record_guest_seconds() {
+	local f name tmp=$guest_seconds_file.tmp
+	{
+		for f in "$logdir"/guest-*.log.seconds "$logdir"/lab-*.log.seconds; do
+			[[ -f $f ]] || continue
+			name=${f##*/}
+			echo "${name%.log.seconds} $(cat "$f")"
+		done
+		cat "$guest_seconds_file" 2>/dev/null || true
+	} | awk '!seen[$1]++' >"$tmp" && mv "$tmp" "$guest_seconds_file"
 }
 
 # guest_pool_wait: until fewer than $guest_jobs guests run.
