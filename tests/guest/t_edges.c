@@ -61,7 +61,6 @@
 #define HPG		(2UL << 20)
 #define WIN_PAGES	1024UL		/* 4 MiB window */
 #define FAR		512UL		/* where mappings are made before a move */
-#define PM_SOFT_DIRTY	(1ULL << 55)
 
 #ifndef MREMAP_FIXED
 #define MREMAP_FIXED	2

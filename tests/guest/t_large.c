@@ -89,9 +89,6 @@
 #define MREMAP_FIXED	2
 #endif
 
-#define KPF_COMPOUND_HEAD	15
-#define KPF_COMPOUND_TAIL	16
-
 static int debug_kernel;	/* a debug twin (*-vmamerge-debug, -kcsan) */
 static int stock;		/* -s */
 static int renumber_only;	/* -r */
@@ -154,19 +151,10 @@ static int split_pmd(unsigned long first)
 /* 1: page @i belongs to a large folio, 0: not, -1: cannot tell (no root) */
 static int page_large(unsigned long i)
 {
-	unsigned long long e = pagemap_entry(pg(i)), flags = 0;
-	unsigned long long pfn = e & ((1ULL << 55) - 1);
-	int f;
+	unsigned long long flags;
 
-	if (!(e >> 63) || !pfn)
+	if (kpageflags_of(pagemap_entry(pg(i)), &flags))
 		return -1;
-	f = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -1;
-	if (pread(f, &flags, sizeof(flags), pfn * sizeof(flags)) !=
-	    (ssize_t)sizeof(flags))
-		flags = 0;
-	close(f);
 	return !!(flags & (1ULL << KPF_COMPOUND_HEAD |
 			   1ULL << KPF_COMPOUND_TAIL));
 }

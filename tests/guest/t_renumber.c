@@ -576,9 +576,6 @@ static int ksm_wait(int pages)
 	return -1;
 }
 
-#define PM_PRESENT	(1ULL << 63)
-#define PM_PFN		((1ULL << 55) - 1)
-
 /*
  * 0 once KSM made @a and @b one page (the same PFN in pagemap, read as
  * root; 10 s at most).  ksm_merging_pages alone may still count pages of
@@ -592,8 +589,8 @@ static int ksm_same_page(const void *a, const void *b)
 	for (i = 0; i < 200; i++) {
 		ea = pagemap_entry(a);
 		eb = pagemap_entry(b);
-		if ((ea & PM_PRESENT) && (ea & PM_PFN) &&
-		    (ea & PM_PFN) == (eb & PM_PFN))
+		if ((ea & PM_PRESENT) && PM_PFN(ea) &&
+		    PM_PFN(ea) == PM_PFN(eb))
 			return 0;
 		usleep(50000);
 	}

@@ -597,25 +597,12 @@ static void op_mprotect(void)
  * merge steps is it mapped once - a window of ksmd's that would have to
  * meet ours.  Not covered, not seen.
  */
-#define PM_PRESENT	(1ULL << 63)
-#define PM_SWAP		(1ULL << 62)
-#define PM_EXCLUSIVE	(1ULL << 56)
-#define PM_PFN(e)	((e) & ((1ULL << 55) - 1))
-#define PM_SWAP_TYPE(e)	((e) & 0x1f)
-#define KPF_KSM		21
-
 /* is the present page @e a KSM page, or one whose frame we cannot read? */
 static int ksm_or_unknown(uint64_t e)
 {
-	static int fd = -1;
-	uint64_t f;
+	unsigned long long f;
 
-	if (fd < 0)
-		fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !PM_PFN(e) ||
-	    pread(fd, &f, sizeof(f), PM_PFN(e) * sizeof(f)) != sizeof(f))
-		return 1;
-	return !!(f & (1ULL << KPF_KSM));
+	return kpageflags_of(e, &f) || (f & (1ULL << KPF_KSM));
 }
 
 static int free_ok(unsigned long p, uint64_t e)

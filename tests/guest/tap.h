@@ -124,6 +124,23 @@ char *aligned_window(unsigned long len);
 int vmas_in(const void *lo, const void *hi);
 /* /proc/self/pagemap's 64-bit entry for the page at @p (0 if unreadable) */
 unsigned long long pagemap_entry(const void *p);
+/* bits of a pagemap entry (Documentation/admin-guide/mm/pagemap.rst) */
+#define PM_PRESENT	(1ULL << 63)
+#define PM_SWAP		(1ULL << 62)
+#define PM_EXCLUSIVE	(1ULL << 56)
+#define PM_SOFT_DIRTY	(1ULL << 55)
+#define PM_PFN(e)	((e) & ((1ULL << 55) - 1))
+#define PM_SWAP_TYPE(e)	((e) & 0x1f)
+/* bits of /proc/kpageflags */
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+#define KPF_KSM			21
+/*
+ * /proc/kpageflags' flags of the frame that pagemap entry @e maps: 0, or
+ * -1 if @e names no frame (not present, or the PFN hidden: not root) or
+ * the file is unreadable.  Keeps the file open: one open per process.
+ */
+int kpageflags_of(unsigned long long e, unsigned long long *flags);
 /*
  * The value on the line "@name VALUE" of a counter file (debugfs stats,
  * /proc/vmstat); -1: the file unreadable, -2: no such name.

@@ -521,6 +521,21 @@ unsigned long long pagemap_entry(const void *p)
 	return e;
 }
 
+int kpageflags_of(unsigned long long e, unsigned long long *flags)
+{
+	static int fd = -1;
+
+	if (!(e & PM_PRESENT) || !PM_PFN(e))
+		return -1;
+	if (fd < 0)
+		fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 ||
+	    pread(fd, flags, sizeof(*flags), PM_PFN(e) * sizeof(*flags)) !=
+	    (ssize_t)sizeof(*flags))
+		return -1;
+	return 0;
+}
+
 int vm_self_vmas(int vfd, unsigned long addr, struct vmamerge_vma *v,
 		 unsigned int nr)
 {
