@@ -262,13 +262,20 @@ fi
 # (the other series' name, inlined) is left out.
 TR=/sys/kernel/tracing
 PROFILE_CAL=mremap_userfaultfd_prep
+# The copy_vma() mirror merges through the module's own mirror of the
+# merge (vmamerge_612_merge_new_range, vmamerge_61_vma_merge), called
+# directly: under "both" the stock vma_merge_new_range/vma_merge rows count
+# only their other callers (mmap in the programs' setup).  vma_expand's
+# callees say where an expansion's time goes.
 PROFILE_FUNCS="$PROFILE_CAL __x64_sys_mremap move_vma copy_vma vmamerge_copy_vma
-	vma_merge_new_range vma_merge vma_expand __vma_adjust vm_area_dup
-	anon_vma_clone vma_link move_page_tables do_vmi_munmap do_mas_munmap
-	unlink_anon_vmas vmamerge_move_prepare vmamerge_edge_check
-	vmamerge_mv_rewrite vmamerge_renumber_vma vmamerge_transplant_vma
-	vmamerge_rewrite_collect vmamerge_rewrite_commit vmamerge_move_done
-	klp_shadow_get"
+	vma_merge_new_range vmamerge_612_merge_new_range vma_merge
+	vmamerge_61_vma_merge vma_expand __vma_adjust mas_preallocate
+	mas_store_prealloc vma_adjust_trans_huge anon_vma_interval_tree_insert
+	anon_vma_interval_tree_remove vm_area_dup anon_vma_clone vma_link
+	move_page_tables do_vmi_munmap do_mas_munmap unlink_anon_vmas
+	vmamerge_move_prepare vmamerge_edge_check vmamerge_mv_rewrite
+	vmamerge_renumber_vma vmamerge_transplant_vma vmamerge_rewrite_collect
+	vmamerge_rewrite_commit vmamerge_move_done klp_shadow_get"
 # profile_one FUNC PROGRAM ARGS: "CALLS NS" of FUNC while PROGRAM runs
 profile_one() {
 	_f=$1

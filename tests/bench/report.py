@@ -687,7 +687,14 @@ class Report:
                "the function's total ÷ the program's `mremap()` calls "
                "(`__x64_sys_mremap`); per page: ÷ the region's 4 KiB "
                "pages as well. Functions of one series only, or inlined, "
-               "are missing on the other.")
+               "are missing on the other. The `copy_vma()` mirror merges "
+               "through the module's own mirror of the merge "
+               "(`vmamerge_612_merge_new_range`, `vmamerge_61_vma_merge`), "
+               "called directly: under both, the stock "
+               "`vma_merge_new_range`/`vma_merge` rows count only their "
+               "other callers (mmap in the setup). Generic callees (`mas_*`, the interval tree) are counted "
+               "for the whole program, setup included; the difference "
+               "both − stock is the moves'.")
         self.p()
         for prog in progs:
             pl = [o for o in lines if o["program"] == prog
