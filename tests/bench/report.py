@@ -327,11 +327,15 @@ class Report:
                    "PTE-level move per 4 KiB page and O(PMDs) for PMD-mapped "
                    "THPs (bigmove moves a region next to nothing, so nothing "
                    "is rewritten); ")
-        self.p("Not checked by `make bench` (no benchmark measures them yet): "
-               f"{rewrite}{anchor}{'' if self.has_after() else wins}the "
-               "per-function attribution under ftrace. See \"Not measured\" "
-               "at the end.")
-        self.p()
+        profiled = any(o.get("bench") == "profile" for o in self.recs)
+        missing = (f"{rewrite}{anchor}{'' if self.has_after() else wins}"
+                   + ("" if profiled else
+                      "the per-function attribution under ftrace; "))
+        if missing:
+            self.p("Not checked by `make bench` (no benchmark measures them "
+                   f"yet): {missing.rstrip('; ')}. See \"Not measured\" at "
+                   "the end.")
+            self.p()
 
     def has_after(self):
         """Did spacing measure what the end state costs (fork_ns ...)?"""
