@@ -467,10 +467,9 @@ guest_jobs=${VMAMERGE_GUEST_JOBS:-$(($(nproc) / ${VMAMERGE_GUEST_CPUS:-1}))}
 lab_suites=()
 [[ ${VMAMERGE_LAB:-1} == 0 ]] || read -ra lab_suites <<<"${VMAMERGE_LAB_SUITES:-trixie bookworm}"
 run_guests() {
-	local i rel t0 suite
+	local i rel t0 suite job
 	t0=$(now)
 	echo "=== guests: ${releases[*]}${lab_suites[*]+; lab: ${lab_suites[*]}} ($guest_jobs at a time)"
-	local job
 	for job in $(guest_jobs_by_length); do
 		guest_pool_wait
 		case $job in

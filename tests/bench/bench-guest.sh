@@ -266,11 +266,12 @@ PROFILE_CAL=mremap_userfaultfd_prep
 # merge (vmamerge_612_merge_new_range, vmamerge_61_vma_merge), called
 # directly: under "both" the stock vma_merge_new_range/vma_merge rows count
 # only their other callers (mmap in the programs' setup).  vma_expand's
-# callees say where an expansion's time goes.
+# traceable callees say where an expansion's time goes (the maple tree's
+# mas_* functions are not in available_filter_functions).
 PROFILE_FUNCS="$PROFILE_CAL __x64_sys_mremap move_vma copy_vma vmamerge_copy_vma
 	vma_merge_new_range vmamerge_612_merge_new_range vma_merge
-	vmamerge_61_vma_merge vma_expand __vma_adjust mas_preallocate
-	mas_store_prealloc vma_adjust_trans_huge anon_vma_interval_tree_insert
+	vmamerge_61_vma_merge vma_expand __vma_adjust vma_adjust_trans_huge
+	anon_vma_interval_tree_insert
 	anon_vma_interval_tree_remove vm_area_dup anon_vma_clone vma_link
 	move_page_tables do_vmi_munmap do_mas_munmap unlink_anon_vmas
 	vmamerge_move_prepare vmamerge_edge_check vmamerge_mv_rewrite

@@ -696,9 +696,9 @@ class Report:
                "(`vmamerge_612_merge_new_range`, `vmamerge_61_vma_merge`), "
                "called directly: under both, the stock "
                "`vma_merge_new_range`/`vma_merge` rows count only their "
-               "other callers (mmap in the setup). Generic callees (`mas_*`, the interval tree) are counted "
-               "for the whole program, setup included; the difference "
-               "both − stock is the moves'.")
+               "other callers (mmap in the setup). Generic callees (the "
+               "interval tree) are counted for the whole program, setup "
+               "included; the difference both − stock is the moves'.")
         self.p()
         for prog in progs:
             pl = [o for o in lines if o["program"] == prog
