@@ -29,7 +29,8 @@ guest_bin=$work/bin
 build_dir() { echo "$work/src"; }
 
 mkdir -p "$logdir" "$work"
-log=$logdir/quick-$rel.log
+# the tag keeps two quick runs started in the same second apart
+log=$logdir/quick-${QUICK_TAG:+$QUICK_TAG-}$rel.log
 stage_module_src "$work/src"
 # (in the build root of the release's compiler: tests/lib.sh)
 in_build_root "$(build_root_of "$rel")" make -s -C "$work/src" module KDIR="$kdir" >"$work/build.log" 2>&1 ||
