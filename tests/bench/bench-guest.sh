@@ -181,8 +181,18 @@ run_workload() {
 	done
 }
 
+# Address-space randomisation off: every process of a configuration then
+# gets the same layout, so the maple tree and page tables its system calls
+# walk have the same shape in each.  With it on, the comparisons that need
+# two processes (stock vs loaded) moved by up to +-10 % per operation
+# between processes (6.12 munmap 0.897-1.117) - far above the 0.3 % they
+# are meant to resolve; with it off, three processes of one configuration
+# agreed within 0.2-0.7 % (quick runs of 28 Nov 2026, docs/benchmarks.md).
+echo 0 >/proc/sys/kernel/randomize_va_space 2>/dev/null ||
+	say "could not turn address-space randomisation off"
+aslr=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null || echo unknown)
 thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)
-echo "{\"bench\":\"meta\",\"kernel\":\"$(uname -r)\",\"n\":$N,\"reps\":$REPS,\"sizes\":\"$SIZES\",\"moves\":$MOVES,\"micro\":\"$MICRO\",\"suites\":\"$SUITES\",\"configs\":\"$CONFIGS\",\"micro_rounds\":$MROUNDS,\"bigmove_rounds\":$BROUNDS,\"workload_reps\":$WREPS,\"thp\":\"$thp\",\"nproc\":$(nproc),\"mem_kb\":$(awk '/^MemTotal/ {print $2}' /proc/meminfo)}"
+echo "{\"bench\":\"meta\",\"kernel\":\"$(uname -r)\",\"n\":$N,\"reps\":$REPS,\"sizes\":\"$SIZES\",\"moves\":$MOVES,\"micro\":\"$MICRO\",\"suites\":\"$SUITES\",\"configs\":\"$CONFIGS\",\"micro_rounds\":$MROUNDS,\"bigmove_rounds\":$BROUNDS,\"workload_reps\":$WREPS,\"thp\":\"$thp\",\"aslr\":\"$aslr\",\"nproc\":$(nproc),\"mem_kb\":$(awk '/^MemTotal/ {print $2}' /proc/meminfo)}"
 [ -f $KO ] || fail "no $KO"
 
 t0=$(up)

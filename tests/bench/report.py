@@ -1004,7 +1004,10 @@ METHOD = """- Spacing and the workloads need a fresh process per measurement: ea
   `SET_CONFIG`, between batches or moves); only stock vs loaded needs two
   processes, one with the module unloaded and one with it loaded in every
   round, the order alternating. `stock2` is an identical twin of `stock`
-  interleaved with it: its ratio is the noise floor.
+  interleaved with it: its ratio is the noise floor. Address-space
+  randomisation is off in the benchmark guest (`randomize_va_space` 0):
+  every process gets the same layout, so two processes of one
+  configuration walk trees of the same shape.
 - Counters are the module's (`VMAMERGE_IOC_QUERY`): merges by cause
   (the module's: `ren`umber, `tra`nsplant, `both`, `adopt`ion; the stock
   decision's: `exp`ansion, `same` anon_vma, `null` = one side had none),
@@ -1140,6 +1143,8 @@ def main():
                         f"{m.get('bigmove_rounds', '?')} rounds × "
                         f"{m.get('moves')} moves")
         bits.append(f"THP `{m.get('thp')}`")
+        if "aslr" in m:
+            bits.append(f"`randomize_va_space` {m['aslr']}")
         bits.append(f"guest benchmarks {done[0]['seconds']:.0f} s of guest "
                     "time" if done else "**guest did not finish**")
         r.p(f"- {k}: " + "; ".join(bits))
