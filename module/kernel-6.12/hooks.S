@@ -9,10 +9,25 @@
 #define VMAMERGE_TRAMP_DEPTH_ACCOUNT	CALL_DEPTH_ACCOUNT
 #include "hooks_tramp.S"
 
+/* how each hooked function's arguments lead to its mm (hooks_tramp.S) */
+.macro vma_mm_of_rdx
+	movq	VMAMERGE_HO_VMA_MM(%rdx), %rax
+.endm
+.macro vmg_mm_of_rdi
+	movq	VMAMERGE_HO_VMG_MM(%rdi), %rax
+.endm
+.macro vma_mm_of_ptr_rdi
+	movq	(%rdi), %rax
+	movq	VMAMERGE_HO_VMA_MM(%rax), %rax
+.endm
+
 	.text
-VMAMERGE_TRAMP vma_modify_flags, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_flags
-VMAMERGE_TRAMP vma_modify_flags_name, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_flags_name
-VMAMERGE_TRAMP vma_modify_policy, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_policy
-VMAMERGE_TRAMP vma_modify_flags_uffd, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_flags_uffd
-VMAMERGE_TRAMP vma_merge_new_range, vmamerge_test_vma_merge_new_range, vmamerge_entry_vma_merge_new_range
-VMAMERGE_TRAMP copy_vma, vmamerge_test_copy_vma, vmamerge_entry_copy_vma
+/* vma_modify_*(vmi, prev, vma, ...) */
+VMAMERGE_TRAMP vma_modify_flags, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_flags, vma_mm_of_rdx
+VMAMERGE_TRAMP vma_modify_flags_name, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_flags_name, vma_mm_of_rdx
+VMAMERGE_TRAMP vma_modify_policy, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_policy, vma_mm_of_rdx
+VMAMERGE_TRAMP vma_modify_flags_uffd, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_flags_uffd, vma_mm_of_rdx
+/* vma_merge_new_range(vmg) */
+VMAMERGE_TRAMP vma_merge_new_range, vmamerge_test_vma_merge_new_range, vmamerge_entry_vma_merge_new_range, vmg_mm_of_rdi
+/* copy_vma(vmap, ...): *vmap is the source VMA */
+VMAMERGE_TRAMP copy_vma, vmamerge_test_copy_vma, vmamerge_entry_copy_vma, vma_mm_of_ptr_rdi
