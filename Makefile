@@ -104,5 +104,6 @@ kcsan:
 clean:
 	-test ! -f $(KDIR)/Makefile || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -f $(KLP_CONVERT) ksyms-weak.h .ksyms-weak.h.cmd \
-		validated-builds.h .validated-builds.h.cmd
+		validated-builds.h .validated-builds.h.cmd \
+		vmamerge-hook-offsets.h module/kernel-*/hook_offsets.s
 	-$(MAKE) -C userspace clean

@@ -115,6 +115,7 @@ install_steps() {
 	(cd "$top" && tar -cf - --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude='*.cmd' --exclude='*.order' \
 		--exclude='*.symvers' --exclude='.tmp_versions' --exclude=ksyms-weak.h \
+		--exclude='hook_offsets.s' \
 		--exclude=module/klp-convert/klp-convert \
 		Kbuild Makefile dkms.conf module) | tar -xf - --no-same-owner -C "$srcdir"
 	echo "/usr/src/vmamerge-$VERSION" >>"$tmp/manifest"
