@@ -6,9 +6,10 @@
  *
  * Each hooked function's fentry call is patched to call a trampoline
  * (kernel-<series>/hooks.S, built with VMAMERGE_TRAMP, hooks_tramp.S).
- * The trampoline asks a test function whether the call concerns an active
- * mm; if not it returns into the stock function, which runs as if nothing
- * had happened; if so it drops the stock function's frame and jumps to the
+ * The trampoline asks whether the call concerns an active mm - in mode
+ * optin by reading the mm's opt-in bit itself, in the other modes through
+ * a test function; if not it returns into the stock function, which runs
+ * as if nothing had happened; if so it drops the stock function's frame and jumps to the
  * glue's entry for it, which runs our replacement inside an SRCU read-side
  * section (vmamerge_hook_srcu) and returns to the stock function's caller.
  *
@@ -16,7 +17,8 @@
  * goes through klp's ftrace handler (all registers saved, a lookup, the
  * transition check) and then through our copy of the function - in every
  * process of the system, opted in or not.  A direct call costs the
- * processes that are not opted in a call, the test and a return.
+ * processes that are not opted in a call, the test (~8 instructions inline)
+ * and a return.
  *
  * What the livepatch did for them that we now do ourselves: keep the
  * module text alive while a task runs in it.  The trampoline and the
@@ -31,10 +33,11 @@
 #include <linux/srcu.h>
 
 /*
- * A test function: called by a trampoline with the hooked function's own
- * arguments in their registers, it must give every register back as it
- * found it but %rax (its answer) - hence no_caller_saved_registers - and
- * must not be traced (it runs before the stock function's own frame).
+ * A test function: called by a trampoline (in modes other than optin) with
+ * the hooked function's own arguments in their registers, it must give
+ * every register back as it found it but %rax (its answer) - hence
+ * no_caller_saved_registers - and must not be traced (it runs before the
+ * stock function's own frame).
  */
 #define VMAMERGE_HOOK_TEST \
 	__visible notrace __attribute__((no_caller_saved_registers))

@@ -45,7 +45,9 @@ struct klp_func vmamerge_glue_funcs[] = {
  * The tests: called by the trampolines (hooks.S) with the stock
  * function's arguments, true when the call concerns an active mm.  Each
  * reads the mm where the replacement reads it; a call for an inactive mm
- * runs the stock function, which our replacement mirrors for one.
+ * runs the stock function, which our replacement mirrors for one.  In
+ * mode optin the trampolines do the same test inline (hooks.S: the
+ * macros that load each hook's mm) and call these only in the others.
  */
 VMAMERGE_HOOK_TEST bool vmamerge_test_vma_merge(struct mm_struct *mm)
 {
