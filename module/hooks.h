@@ -9,9 +9,10 @@
  * The trampoline asks whether the call concerns an active mm - in mode
  * optin by reading the mm's opt-in bit itself, in the other modes through
  * a test function; if not it returns into the stock function, which runs
- * as if nothing had happened; if so it drops the stock function's frame and jumps to the
- * glue's entry for it, which runs our replacement inside an SRCU read-side
- * section (vmamerge_hook_srcu) and returns to the stock function's caller.
+ * as if nothing had happened; if so it drops the stock function's frame
+ * and jumps to the glue's entry for it, which runs our replacement inside
+ * an SRCU read-side section (vmamerge_hook_srcu) and returns to the stock
+ * function's caller.
  *
  * Why not the livepatch for these: every call of a livepatched function
  * goes through klp's ftrace handler (all registers saved, a lookup, the

@@ -18,10 +18,11 @@
  * It decides whether the call concerns an active mm (vmamerge_mm_active()).
  * In mode optin - the one that matters for speed: every call of every
  * process goes through here - it reads the mm's opt-in bit itself: <mm>
- * names an assembler macro (the series' hooks.S) that loads the call's mm
- * into %rax from the arguments, or branches to 9f when the call is not
- * one for a replacement (the stock function runs).  In any other mode it calls <test>, which preserves every
- * register but %rax and answers in %al.  Not active: it returns into the
+ * names an assembler macro (the series' hooks.S, or vma_mm_of_ptr_rdi
+ * below) that loads the call's mm into %rax from the arguments, or
+ * branches to 9f when the call is not one for a replacement (the stock
+ * function runs).  In any other mode it calls <test>, which preserves
+ * every register but %rax and answers in %al.  Not active: it returns into the
  * stock body, which runs unchanged.  Active: it drops the return into the
  * stock body - the stack is then exactly what the stock function's entry
  * saw - and jumps to <entry>, which takes the same arguments, runs the
@@ -51,6 +52,12 @@
 #include <asm/unwind_hints.h>
 
 #include "vmamerge-hook-offsets.h"
+
+/* copy_vma(vmap, ...) on both series: *vmap is the source VMA */
+.macro vma_mm_of_ptr_rdi
+	movq	(%rdi), %rax
+	movq	VMAMERGE_HO_VMA_MM(%rax), %rax
+.endm
 
 .macro VMAMERGE_TRAMP stock:req test:req entry:req mm:req
 SYM_CODE_START(vmamerge_tramp_\stock)

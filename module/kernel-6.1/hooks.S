@@ -13,10 +13,6 @@
 .macro mm_in_rdi
 	movq	%rdi, %rax
 .endm
-.macro vma_mm_of_ptr_rdi
-	movq	(%rdi), %rax
-	movq	VMAMERGE_HO_VMA_MM(%rax), %rax
-.endm
 /*
  * do_mmap(file, ...) maps into current->mm; a file mapping, or a task
  * without an mm, runs the stock function (vmamerge_test_do_mmap()).
@@ -33,6 +29,6 @@
 	.text
 /* vma_merge(mm, ...) */
 VMAMERGE_TRAMP vma_merge, vmamerge_test_vma_merge, vmamerge_entry_vma_merge, mm_in_rdi
-/* copy_vma(vmap, ...): *vmap is the source VMA */
+/* copy_vma(vmap, ...) */
 VMAMERGE_TRAMP copy_vma, vmamerge_test_copy_vma, vmamerge_entry_copy_vma, vma_mm_of_ptr_rdi
 VMAMERGE_TRAMP do_mmap, vmamerge_test_do_mmap, vmamerge_entry_do_mmap, current_mm_if_anon

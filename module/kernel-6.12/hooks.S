@@ -16,10 +16,6 @@
 .macro vmg_mm_of_rdi
 	movq	VMAMERGE_HO_VMG_MM(%rdi), %rax
 .endm
-.macro vma_mm_of_ptr_rdi
-	movq	(%rdi), %rax
-	movq	VMAMERGE_HO_VMA_MM(%rax), %rax
-.endm
 
 	.text
 /* vma_modify_*(vmi, prev, vma, ...) */
@@ -29,5 +25,5 @@ VMAMERGE_TRAMP vma_modify_policy, vmamerge_test_vma_modify, vmamerge_entry_vma_m
 VMAMERGE_TRAMP vma_modify_flags_uffd, vmamerge_test_vma_modify, vmamerge_entry_vma_modify_flags_uffd, vma_mm_of_rdx
 /* vma_merge_new_range(vmg) */
 VMAMERGE_TRAMP vma_merge_new_range, vmamerge_test_vma_merge_new_range, vmamerge_entry_vma_merge_new_range, vmg_mm_of_rdi
-/* copy_vma(vmap, ...): *vmap is the source VMA */
+/* copy_vma(vmap, ...) */
 VMAMERGE_TRAMP copy_vma, vmamerge_test_copy_vma, vmamerge_entry_copy_vma, vma_mm_of_ptr_rdi
