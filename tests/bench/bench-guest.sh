@@ -187,7 +187,8 @@ run_workload() {
 # two processes (stock vs loaded) moved by up to +-10 % per operation
 # between processes (6.12 munmap 0.897-1.117) - far above the 0.3 % they
 # are meant to resolve; with it off, three processes of one configuration
-# agreed within 0.2-0.7 % (quick runs of 28 Nov 2026, docs/benchmarks.md).
+# agreed within 0.2-0.7 % (quick runs of 28 Nov 2026, docs/design.md,
+# "The in-place decision's cost, part by part").
 echo 0 >/proc/sys/kernel/randomize_va_space 2>/dev/null ||
 	say "could not turn address-space randomisation off"
 aslr=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null || echo unknown)
