@@ -37,14 +37,15 @@ check() { # DESC CMD...: ok if CMD succeeds
 }
 show() { sed 's/^/  | /'; }
 # as USER CMD: a login shell of USER runs CMD (a string), its output
-# shown as it comes (and kept in $S/out); its exit status is returned
+# shown as it comes (and kept in $S/out), then its exit status and
+# seconds; its exit status is returned
 as() {
-	local u=$1 rc
+	local u=$1 rc t0=$SECONDS
 	shift
 	echo "  \$ ($u) $*"
 	runuser -u "$u" -- bash -lc "$*" 2>&1 </dev/null | tee "$S/out" | show
 	rc=${PIPESTATUS[0]}
-	echo "  (exit $rc)"
+	echo "  (exit $rc, $((SECONDS - t0)) s)"
 	return $rc
 }
 # README's commands: the indented lines of a section, up to the next
