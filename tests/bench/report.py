@@ -1042,8 +1042,11 @@ run" lists both.
 
 DEFERRED = """## Not measured (yet)
 
-- From issue 13's "Measure": {measure}retries; khugepaged during the
-  timed phases.
+- From issue 13's "Measure": {measure}retries (the rewrite retries a
+  busy folio or a migration entry a bounded number of times; only the
+  refusals after the last try are counted); khugepaged during the large
+  moves' and the system calls' timed phases (spacing counts it: the
+  `collapses` column).
 - jemalloc's own test suite (the thesis's §4.3.3) and a kernel build
   (kcbench, §4.3.5): the guest has no compiler toolchain beyond tcc and no
   make; the allocator figures come from our own driver linked with Debian's
