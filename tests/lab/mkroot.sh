@@ -84,7 +84,7 @@ rm -f "$root/tmp/${kdeb##*/}"
 # setting): with Debian's MODULES=most, bookworm's initramfs-tools runs
 # modinfo once per module, each decompressing a .ko.xz - 982 s of TCG for
 # the 4228 modules of 6.12.95+deb12 (dpkg.log of the lab disk, 28 Nov
-# 2026; trixie's batched initramfs-tools took 149 s for 7.3.4). Set after
+# 2026; trixie's initramfs-tools took 149 s for 7.3.4). Set after
 # the install above: dep reads the running machine's root device, which
 # in this chroot is the host's (the suite's own initrd keeps MODULES=most).
 mkdir -p "$root/etc/initramfs-tools/conf.d"
