@@ -6,7 +6,7 @@
  * write-locked (mm is not locked yet; nobody else sees it); the
  * replacement does the stock work and then copies the opt-in (optin.c),
  * which must not end in a tail call (see vmamerge_mm_fork()).  The stock body is the same in both supported builds
- * (kernel/events/uprobes.c: 6.1.192-2 line 1578, 6.12.117-1~deb12u1 line
+ * (kernel/events/uprobes.c: 6.1.192-3 line 1578, 6.12.117-1~deb12u1 line
  * 1641), so it is written once; a build whose body differs needs its own
  * copy in its glue.
  */

@@ -66,20 +66,36 @@ vmamerge_tests=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 headers_stamp() { printf '%s %s\n' "$2" "$cache/headers/$1"; } # RELEASE VERSION
 
 # header_pkgs RELEASE VERSION [APT-CACHE...]: linux-headers-RELEASE=VERSION
-# and the -common
-# and linux-kbuild-* packages it depends on, each pinned to VERSION (one
-# PKG=VER a line). Its other Depends (the kernel image, gcc-12, linux-base,
-# ...) are not wanted: the image is never installed, the tools are base_pkgs.
+# and the -common and linux-kbuild-* packages it depends on (one PKG=VER a
+# line), each at the version its Depends relation asks for: "(= V)" gives V,
+# "(>= V)" or none the archive's candidate, which must satisfy it (Debian replaces
+# linux-kbuild-<series> in place: 6.1.0-56's headers ask for
+# linux-kbuild-6.1 (>= 6.1.192-2), and the archive has only 6.1.192-3
+# since 30 Nov 2026). Its other Depends (the kernel image, gcc-12,
+# linux-base, ...) are not wanted: the image is never installed, the tools
+# are base_pkgs.
 header_pkgs() {
-	local r=$1 v=$2 deps
+	local r=$1 v=$2 deps name rel want cand
 	shift 2
 	(($#)) || set -- apt-cache
 	deps=$("$@" show "linux-headers-$r=$v" 2>/dev/null | sed -n 's/^Depends: //p' | head -n1)
 	[[ -n $deps ]] || die "apt-cache show linux-headers-$r=$v: no Depends"
 	echo "linux-headers-$r=$v"
-	# "a (= 1), b (>= 2) | c, d" -> one name a line
-	tr ',|' '\n' <<<"$deps" | sed -E 's/^ *//; s/[ (].*//' |
-		{ grep -E '^(linux-headers-.*-common|linux-kbuild-.*)$' || true; } | sed "s/\$/=$v/"
+	# "a (= 1), b (>= 2) | c, d" -> "a = 1", "b >= 2", "c", "d"
+	while read -r name rel want; do
+		[[ $name =~ ^(linux-headers-.*-common|linux-kbuild-.*)$ ]] || continue
+		case $rel in
+		=) echo "$name=$want" ;;
+		'' | '>=')
+			cand=$("$@" policy "$name" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+			if [[ -z $cand || $cand == '(none)' ]] ||
+				! dpkg --compare-versions "$cand" ge "${want:-0}"; then
+				die "$name (>= $want) for linux-headers-$r: the archive has ${cand:-none}"
+			fi
+			echo "$name=$cand" ;;
+		*) die "linux-headers-$r depends on $name ($rel $want): not handled" ;;
+		esac
+	done < <(tr ',|' '\n' <<<"$deps" | sed -E 's/^ *//; s/ *\(([<>=]+) *([^)]*)\)/ \1 \2/')
 }
 
 # deb_of PKG=VER: where apt-get download puts it in $cache/debs (any arch)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * 6.1 only: the livepatch replacement of do_mmap() (Debian's 6.1.192-2,
+ * 6.1 only: the livepatch replacement of do_mmap() (Debian's 6.1.192-3,
  * mm/mmap.c:1269), for the three-way merge of a new anonymous mapping
  * that fills a gap.
  *

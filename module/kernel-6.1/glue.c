@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Glue for Debian's 6.1 kernel (6.1.192-2): the functions whose calls we
+ * Glue for Debian's 6.1 kernel (6.1.192-3): the functions whose calls we
  * take over on this build.
  *
  * Through the merge hooks (ftrace direct calls, module/hooks.h), for

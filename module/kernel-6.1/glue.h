@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Glue for Debian's 6.1 kernel (6.1.192-2): the facts the kernel-independent
+ * Glue for Debian's 6.1 kernel (6.1.192-3): the facts the kernel-independent
  * code needs about this build.
  */
 #ifndef _VMAMERGE_GLUE_H

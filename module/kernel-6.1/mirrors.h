@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vmamerge: the livepatch replacements for Debian's 6.1 kernel
- * (6.1.0-56-amd64, 6.1.192-2) that mirror stock merge functions.
+ * (6.1.0-57-amd64, 6.1.192-3) that mirror stock merge functions.
  *
  * Each one has exactly the type of the function it replaces (checked at
  * compile time against the kernel's declaration) and behaves exactly as

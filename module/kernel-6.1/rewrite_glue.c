@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Glue for Debian's 6.1 kernel (6.1.192-2): what the page rewrite walker
+ * Glue for Debian's 6.1 kernel (6.1.192-3): what the page rewrite walker
  * and renumbering (module/page_rewrite.h) need to know about this build.
  * Non-exported symbols are listed in module/ksyms.list.
  */

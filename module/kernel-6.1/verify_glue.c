@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Glue for Debian's 6.1 kernel (6.1.192-2): what the rmap verifier
+ * Glue for Debian's 6.1 kernel (6.1.192-3): what the rmap verifier
  * (module/verify.c) needs to know about this build's page tables and swap
  * cache.  Non-exported symbols used here are listed in module/ksyms.list.
  */

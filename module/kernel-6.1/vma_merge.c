@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vmamerge: replacement for vma_merge() of Debian's 6.1 kernel
- * (6.1.192-2, mm/mmap.c:1021).  These paths of 6.1 merge through it:
+ * (6.1.192-3, mm/mmap.c:1021).  These paths of 6.1 merge through it:
  * mprotect, madvise, mlock, mbind, userfaultfd, the in-place mremap
  * expansion, copy_vma() for an mremap move, and mmap_region()'s re-merge
  * of a file mapping whose driver changed its flags.  A new anonymous

@@ -41,7 +41,7 @@ lab_suite() {
 	lab_upgrade_from=
 	case $1 in
 	bookworm)
-		lab_rel=6.1.0-56-amd64 lab_kver=6.1.192-2
+		lab_rel=6.1.0-57-amd64 lab_kver=6.1.192-3
 		# bookworm-backports' kernel: series 6.12, so the module builds,
 		# but not a validated build.
 		lab_upgrade=6.12.95+deb12-amd64

@@ -7,7 +7,7 @@
 #   tests.txt            the run list of the series (tests-SERIES.txt)
 #   expected-RELEASE.txt the results recorded for RELEASE, when there are
 #   run-selftests.sh corpus.sh
-# The series is RELEASE's major.minor (6.1.0-56-amd64 -> 6.1,
+# The series is RELEASE's major.minor (6.1.0-57-amd64 -> 6.1,
 # 6.12.117-vmamerge-debug -> 6.12).  In the guest: /selftests/corpus.sh.
 set -euo pipefail
 
