@@ -16,20 +16,38 @@
  * Which folios are kept locked until the commit: large folios (split and
  * migration read their pages' state under the folio lock) and swap-cache
  * folios no PTE maps (migration moves those without any rmap walk, so
- * without the anon_vma lock, copying index under the folio lock).  An
- * order-0 folio that a present PTE of the VMA maps, and that nobody holds
- * locked, is neither locked nor referenced: everything that could unmap,
- * free, migrate, split or share it, or write its index or mapping, needs
- * a lock we hold for writing or its folio lock (vmamerge_rewrite_commit()
- * names each; vmamerge_rewrite_present() why a locked one is refused);
- * so the collect walk writes its
- * new index and anon_vma as soon as it has checked it, and a refused walk
- * writes the old ones back (vmamerge_rewrite_undo()) before any lock is
- * dropped: nobody who could tell the difference runs in between.  Where
- * the old anon_vma of each folio is not known (a transplant out of a
- * chain of several anon_vmas), the commit finds them again with a second
- * walk instead.  Either way the walks read PTEs, where a folio list would
- * cost a lock, a reference and a slot per page.
+ * without the anon_vma lock, copying index under the folio lock), both
+ * listed and referenced; and, when the rewrite changes the anon_vma, every
+ * order-0 folio a present PTE maps, locked but neither listed nor
+ * referenced (the PTE keeps it allocated; a second walk finds it again).
+ *
+ * Why a new anon_vma needs the folio lock from the write until the commit
+ * or undo: migration takes the only reference that keeps a folio's
+ * anon_vma alive for its restore walk with folio_get_anon_vma() under the
+ * folio lock, before its unmap walk, and the restore walk
+ * (remove_migration_ptes()) takes none of its own; reclaim's
+ * try_to_unmap() reads the mapping under the folio lock too.  A holder
+ * that locked the folio between our check and our write (or our write and
+ * an undo) would pin one anon_vma and walk another, which an munmap or
+ * exit may free in between: a use-after-free.  folio_move_anon_rmap()
+ * requires the lock for the same reason.  The index alone needs no folio
+ * lock: every walk reads it under the anon_vma lock, and a holder between
+ * its two walks keeps the folio locked, which the walk refuses
+ * (vmamerge_rewrite_present()).
+ *
+ * So a renumber's order-0 folio that a present PTE of the VMA maps, and
+ * that nobody holds locked, is neither locked nor referenced: everything
+ * that could unmap, free, migrate, split or share it, or write its index
+ * or mapping, needs a lock we hold for writing or its folio lock
+ * (vmamerge_rewrite_commit() names each; vmamerge_rewrite_present() why
+ * a locked one is refused).  Either way the collect walk writes the new
+ * index (and anon_vma) as soon as it has checked a folio, and a refused
+ * walk writes the old ones back (vmamerge_rewrite_undo()) before any lock
+ * is dropped: nobody who could tell the difference runs in between.
+ * Where the old anon_vma of each folio is not known (a transplant out of
+ * a chain of several anon_vmas), the commit writes them with a second
+ * walk instead.  The walks read PTEs, where a folio list would cost a
+ * reference and a slot per page.
  */
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
@@ -188,23 +206,28 @@ static enum vmamerge_refusal vmamerge_rewrite_keep(struct vmamerge_rewrite *rw,
 /*
  * Write one folio's new index (old + @delta) and, if @mapping is not 0,
  * its new mapping - under the locks vmamerge_rewrite_commit() describes.
+ * A mapping is written only under the folio lock, which we took (the
+ * debug kernels check every write).
  */
 static void vmamerge_folio_rewrite(struct folio *folio, long delta,
 				   unsigned long mapping)
 {
 	if (delta)
 		WRITE_ONCE(folio->index, folio->index + delta);
-	if (mapping)
+	if (mapping) {
+		VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
 		WRITE_ONCE(folio->mapping, (struct address_space *)mapping);
+	}
 }
 
 /*
  * An order-0 folio mapped by one PTE of the VMA; @r is the sharing check's
- * result.  Neither locked nor referenced nor listed: with @rw->in_walk its
- * target is written now, else the commit walks the page tables again and
- * writes it where it finds it (vmamerge_commit_pte()).  Nothing can unmap,
- * free, split, migrate or share it meanwhile, nor write its index or
- * mapping: see the comment above vmamerge_rewrite_commit().
+ * result.  Neither referenced nor listed, and locked by us only with
+ * @rw->lock_small: with @rw->in_walk its target is written now, else the
+ * commit walks the page tables again and writes it where it finds it
+ * (vmamerge_commit_pte()).  Nothing can unmap, free, split, migrate or
+ * share it meanwhile, nor write its index or mapping: see the comment
+ * above vmamerge_rewrite_commit().
  */
 static enum vmamerge_refusal vmamerge_rewrite_small(struct vmamerge_rewrite *rw,
 						    struct folio *folio,
@@ -222,11 +245,13 @@ static enum vmamerge_refusal vmamerge_rewrite_small(struct vmamerge_rewrite *rw,
 
 /*
  * A present folio under its PTE or PMD lock that is large, mapped by a
- * PMD or in the swap cache: trylocked first, so that the sharing check
- * reads state that the folio lock pins too (swap-cache membership and
- * slot).  An order-0 one is then unlocked again - what the check proved
- * stays true under our locks (sharing.c) - and a large one is kept locked
- * and referenced until the commit.
+ * PMD, in the swap cache, or order-0 in a rewrite that changes its
+ * anon_vma: trylocked first, so that the sharing check reads state that
+ * the folio lock pins too (swap-cache membership and slot).  An order-0
+ * one stays locked if the rewrite changes its anon_vma (@rw->lock_small;
+ * the second walk unlocks it), else it is unlocked again - what the check
+ * proved stays true under our locks (sharing.c); a large one is kept
+ * locked and referenced until the commit.
  */
 static noinline enum vmamerge_refusal
 vmamerge_rewrite_locked(struct vmamerge_rewrite *rw, struct folio *folio,
@@ -239,7 +264,8 @@ vmamerge_rewrite_locked(struct vmamerge_rewrite *rw, struct folio *folio,
 		return VMAMERGE_R_BUSY;
 	r = vmamerge_check_present(rw, folio, page, addr, pmd_mapped);
 	if (r || small) {
-		folio_unlock(folio);
+		if (r || !rw->lock_small)
+			folio_unlock(folio);
 		return small ? vmamerge_rewrite_small(rw, folio, r) : r;
 	}
 	r = vmamerge_rewrite_keep(rw, folio);
@@ -256,8 +282,9 @@ vmamerge_rewrite_locked(struct vmamerge_rewrite *rw, struct folio *folio,
  * maps that is not in the swap cache and that nobody holds locked -
  * nearly every page - is checked here, inline in the walk and without
  * taking its lock (vmamerge_check_mapped() reads nothing the locks we
- * hold do not pin); any other one by vmamerge_rewrite_locked(), whose
- * trylock fails for a locked one: a transient refusal.
+ * hold do not pin) when only its index changes; any other one by
+ * vmamerge_rewrite_locked(), whose trylock fails for a locked one: a
+ * transient refusal.
  *
  * Why a locked order-0 folio is never rewritten: its holder may be
  * between two rmap walks - migration between try_to_migrate() and
@@ -280,7 +307,7 @@ static __always_inline enum vmamerge_refusal
 vmamerge_rewrite_present(struct vmamerge_rewrite *rw, struct folio *folio,
 			 struct page *page, unsigned long addr, bool pmd_mapped)
 {
-	if (!pmd_mapped && !folio_test_large(folio) &&
+	if (!rw->lock_small && !pmd_mapped && !folio_test_large(folio) &&
 	    !folio_test_swapcache(folio) && !folio_test_locked(folio))
 		return vmamerge_rewrite_small(rw, folio,
 					      vmamerge_check_mapped(rw, folio,
@@ -446,8 +473,9 @@ static enum vmamerge_refusal vmamerge_rewrite_pte_fn(void *rw,
  * it mapped when the collect walk checked it (nothing changes a PTE of
  * this VMA in between: page_rewrite.h).  The order-0 folios are the
  * collect walk's unlisted ones (vmamerge_rewrite_small()), the first
- * @rw->nr_small of them in address order; large ones are on the list, the
- * zero page and swap entries carry no index to rewrite.
+ * @rw->nr_small of them in address order - each written, then unlocked
+ * if the collect walk locked it (@rw->lock_small); large ones are on the
+ * list, the zero page and swap entries carry no index to rewrite.
  */
 static enum vmamerge_refusal vmamerge_commit_pte(void *arg, unsigned long addr,
 						 pte_t pte)
@@ -468,6 +496,8 @@ static enum vmamerge_refusal vmamerge_commit_pte(void *arg, unsigned long addr,
 	if (folio_test_large(folio))
 		return VMAMERGE_R_NONE;
 	vmamerge_folio_rewrite(folio, rw->delta, rw->new_mapping);
+	if (rw->lock_small)
+		folio_unlock(folio);
 	rw->nr_small--;
 	return VMAMERGE_R_NONE;
 }
@@ -626,6 +656,7 @@ void vmamerge_rewrite_target(struct vmamerge_rewrite *rw, long delta,
 	rw->old_mapping = rw->only_anon_vma ?
 		(unsigned long)rw->only_anon_vma + PAGE_MAPPING_ANON : 0;
 	rw->in_walk = (delta || to) && (!to || rw->old_mapping);
+	rw->lock_small = !!to;
 }
 
 /*
@@ -655,12 +686,17 @@ static void vmamerge_rewrite_rewalk(struct vmamerge_rewrite *rw, long delta,
 /*
  * A refused collect walk that wrote as it went (@rw->in_walk) wrote the
  * first @rw->nr_small order-0 folios it met: write their old index and
- * anon_vma back, under the same locks, before the caller drops any.
+ * anon_vma back, under the same locks and, for the anon_vma, the folio
+ * locks it took (@rw->lock_small), before the caller drops any; one that
+ * only locked them unlocks them.
  */
 static void vmamerge_rewrite_undo(struct vmamerge_rewrite *rw)
 {
-	if (rw->in_walk && rw->nr_small)
-		vmamerge_rewrite_rewalk(rw, -rw->delta, rw->old_mapping);
+	if (rw->nr_small && rw->in_walk)
+		vmamerge_rewrite_rewalk(rw, -rw->delta,
+					rw->new_mapping ? rw->old_mapping : 0);
+	else if (rw->nr_small && rw->lock_small)
+		vmamerge_rewrite_rewalk(rw, 0, 0);
 	rw->nr_small = 0;
 }
 
@@ -681,6 +717,8 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 		rw->refusal_addr = rw->open_addr;
 	}
 	rw->open_folio = NULL;
+	if (rw->lock_small && rw->nr_small)
+		vmamerge_test_rewrite_hold();
 	if (r) {
 		vmamerge_rewrite_undo(rw);
 		vmamerge_rewrite_release(rw);
@@ -912,11 +950,12 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  * from the folio, mapping from its first page), with the root anon_vma(s)
  * held for writing.  A folio's mapping names its anon_vma with
  * PAGE_MAPPING_ANON set.  Order-0 folios mapped by a PTE are written
- * under the PTE lock, unlocked (below): by the collect walk as it checks
- * them - and written back by it if it is refused - or, where their old
- * anon_vma is not known, by a second walk at the commit; the listed ones
- * - large folios, swap-cache folios no PTE maps - at the commit, under
- * their folio lock.
+ * under the PTE lock - and, for a new anon_vma, under the folio lock the
+ * collect walk took and the second walk drops: by the collect walk as it
+ * checks them - and written back by it if it is refused - or, where their
+ * old anon_vma is not known, by a second walk at the commit; the listed
+ * ones - large folios, swap-cache folios no PTE maps - at the commit,
+ * under their folio lock.
  *
  * Who writes them otherwise, and what keeps each away (both builds):
  *  - a fault of this mm (folio_move_anon_rmap() on a write fault reusing
@@ -928,7 +967,10 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  *    - excluded by the root's rwsem while it walks, and by the folio lock
  *    we require unheld (vmamerge_rewrite_present()) between its walks:
  *    a walk without TTU_SYNC can skip a present PTE of ours that was
- *    momentarily none.  That is why a folio no PTE maps (in the swap cache only:
+ *    momentarily none.  For a new anon_vma we hold the folio lock from
+ *    the check to the commit or undo: migration pins the anon_vma it
+ *    reads under that lock (folio_get_anon_vma()) for its restore walk,
+ *    which must find the same one (top of file).  That is why a folio no PTE maps (in the swap cache only:
  *    migration needs no walk for it) and a large folio (split and
  *    migration also read its pages' state under the folio lock) are
  *    rewritten locked;
@@ -947,8 +989,11 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  *    it after the rmap walk or fault above.  dump_page() prints it.
  *  - folio->mapping: folio_lock_anon_vma_read() and folio_get_anon_vma()
  *    read it without any lock (reclaim's folio_referenced(), page_idle,
- *    DAMON; migration and try_to_unmap() under the folio lock, which an
- *    order-0 folio's rewrite does not hold): they may see the old
+ *    DAMON: each walks the anon_vma it read under RCU or its own
+ *    reference, never one pinned by someone else; and migration and try_to_unmap() under the folio lock, which a rewrite
+ *    of the mapping holds from its check to its commit or undo, so those
+ *    read the old value before our check or the new one after the
+ *    commit): the lockless ones may see the old
  *    anon_vma - and then, once they have its lock, walk a tree that no
  *    longer holds our VMA and find nothing, the outcome of a walk that
  *    raced with an unmap.  An emptied old anon_vma is put only after an
@@ -965,7 +1010,10 @@ void vmamerge_rewrite_commit(struct vmamerge_rewrite *rw)
 {
 	unsigned long i;
 
-	if (rw->nr_small && !rw->in_walk && (rw->delta || rw->new_mapping))
+	/* the collect walk's order-0 folios: written, or to write; unlocked */
+	if (rw->nr_small && rw->in_walk && rw->lock_small)
+		vmamerge_rewrite_rewalk(rw, 0, 0);
+	else if (rw->nr_small && !rw->in_walk && (rw->delta || rw->new_mapping))
 		vmamerge_rewrite_rewalk(rw, rw->delta, rw->new_mapping);
 	rw->nr_small = 0;
 	for (i = 0; i < rw->nr_folios; i++) {

@@ -11,15 +11,18 @@
  *
  *  1. collect: walk the VMA's page tables; every anonymous folio it maps,
  *     present or in the swap cache, must pass the sharing check.  Large
- *     folios and swap-cache folios are trylocked for it and kept locked
- *     and referenced on a list; order-0 folios a PTE maps are neither
- *     (page_rewrite.c says why no lock is needed for them).
+ *     folios and swap-cache folios no PTE maps are trylocked for it and
+ *     kept locked and referenced on a list; order-0 folios a PTE maps
+ *     are not listed: a rewrite that changes their anon_vma trylocks
+ *     each and keeps it locked until its commit or undo, one that
+ *     changes only their index takes no lock (page_rewrite.c says why).
  *     Anything that cannot be proved safe ends the walk with a refusal;
  *  2. commit: the caller changes the VMA, then every collected folio's
  *     index (and anon_vma) is written: the order-0 ones by the collect
  *     walk itself as it passed them (undone if it was refused), or where
  *     their old anon_vma is not known by a second walk; the listed ones
- *     at the commit, released after.
+ *     at the commit, released after.  The order-0 folios the collect
+ *     walk locked are unlocked by a second walk at the commit or undo.
  *
  * A refusal that time can cure (a migration entry, a folio locked by
  * someone else) is retried a bounded number of times after every lock has
@@ -163,6 +166,12 @@ struct vmamerge_rewrite {
 	unsigned long new_mapping;	/* 0: the anon_vma stays */
 	unsigned long old_mapping;	/* @in_walk with @new_mapping */
 	bool in_walk;
+	/*
+	 * With @new_mapping: the order-0 folios are trylocked by the
+	 * collect walk and stay locked until the second walk of the
+	 * commit or undo unlocks them (page_rewrite.c says why).
+	 */
+	bool lock_small;
 	bool committing;
 	/*
 	 * A large folio mapped by PTEs, kept when the walk met its first

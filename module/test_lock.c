@@ -13,8 +13,17 @@
  * (-EAGAIN: not at insmod time, not while the module goes away).  The
  * lock is taken in the writer's context, which may sleep on it.  Module
  * exit releases a folio still held (vmamerge_test_lock_exit()).
+ *
+ * test_rewrite_hold_ms (0: off) makes every rewrite that changes the
+ * anon_vma of order-0 folios sleep that long (at most a second) after its
+ * collect walk, before its commit or undo, with every lock it holds still
+ * held: a test reads /proc/kpageflags meanwhile to see that each folio
+ * whose mapping the walk wrote, or will write, is locked
+ * (vmamerge_test_rewrite_hold(), page_rewrite.c).
  */
+#include <linux/delay.h>
 #include <linux/kernel.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -112,4 +121,22 @@ void vmamerge_test_lock_exit(void)
 	mutex_unlock(&vmamerge_test_lock_mutex);
 	cancel_delayed_work_sync(&vmamerge_test_unlock_work);
 	vmamerge_test_unlock(NULL);
+}
+
+static unsigned int test_rewrite_hold_ms;
+module_param(test_rewrite_hold_ms, uint, 0600);
+MODULE_PARM_DESC(test_rewrite_hold_ms,
+		 "testing only: how long a rewrite of anon_vmas waits, locks held, between its collect walk and its commit or undo (0 = not at all, at most 1000)");
+
+/*
+ * Sleeping here is what the rewrite's caller may do anyway: it holds only
+ * sleeping locks (mmap_lock, the VMA lock, the root anon_vma rwsems) and
+ * folio locks, no spinlock.
+ */
+void vmamerge_test_rewrite_hold(void)
+{
+	unsigned int ms = READ_ONCE(test_rewrite_hold_ms);
+
+	if (unlikely(ms))
+		msleep(min(ms, 1000U));
 }

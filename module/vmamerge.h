@@ -326,8 +326,9 @@ void vmamerge_control_exit(void);
 int vmamerge_debugfs_init(void);
 void vmamerge_debugfs_exit(void);
 
-/* testing only: test_lock_addr (test_lock.c) */
+/* testing only: test_lock_addr, test_rewrite_hold_ms (test_lock.c) */
 void vmamerge_test_lock_exit(void);
+void vmamerge_test_rewrite_hold(void);
 
 /* ---- livepatch (livepatch.c) and the glue's table ---- */
 

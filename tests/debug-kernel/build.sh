@@ -59,6 +59,7 @@ if [[ $variant == kcsan ]]; then
 	required+=(KCSAN KCSAN_EARLY_ENABLE KCSAN_SELFTEST)
 else
 	required+=(KASAN KASAN_GENERIC)
+	[[ $series == 6.1 ]] || required+=(SLUB_RCU_DEBUG)
 fi
 
 debver=$(VMAMERGE_KERNELS=$series builds_of full | awk 'NR == 1 { print $3 }')

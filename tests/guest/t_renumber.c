@@ -1765,6 +1765,141 @@ static void t_locked(void)
 	clear_window();
 }
 
+/*
+ * A transplant holds the folio lock of every order-0 folio whose anon_vma
+ * it changes, from its collect walk until its commit or undo: migration
+ * pins the anon_vma it reads under that lock (folio_get_anon_vma()) for
+ * its restore walk, so a mapping written - or written back - while
+ * migration holds the lock leaves that walk on an anon_vma nothing pins,
+ * which an munmap may free first (page_rewrite.c).  test_rewrite_hold_ms
+ * (testing only) keeps the transplant asleep between its collect walk and
+ * its commit or undo, every lock held; a child forked before the pages
+ * exist reads their flags from /proc/kpageflags meanwhile and must see
+ * every one locked; afterwards none is.  Twice: a transplant that commits
+ * (four pages of their own anon_vma moved behind ten: one VMA), and one
+ * refused late - test_lock_addr holds the last moved page, so the walk has
+ * written the first three when it stops and writes them back
+ * (refused_busy after its retries, the stock layout).
+ */
+#define HOLD_PARAM	"/sys/module/vmamerge/parameters/test_rewrite_hold_ms"
+#define LOCK_MS_PARAM	"/sys/module/vmamerge/parameters/test_lock_ms"
+#define KPF_LOCKED	(1ULL << 0)
+#define HELD_PAGES	4
+
+/* Are the pages of all @n pagemap entries locked (and present)? */
+static int pages_locked(const unsigned long long *e, int n, int want)
+{
+	unsigned long long f;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kpageflags_of(e[i], &f) || !!(f & KPF_LOCKED) != want)
+			return 0;
+	return 1;
+}
+
+/* The child: @n pagemap entries from @in; 0 once all are locked (10 s). */
+static int wait_locked(int in, int n)
+{
+	unsigned long long e[HELD_PAGES];
+	int i;
+
+	if (read(in, e, n * sizeof(e[0])) != (ssize_t)(n * sizeof(e[0])))
+		return 2;
+	for (i = 0; i < 2000; i++) {
+		if (pages_locked(e, n, 1))
+			return 0;
+		usleep(5000);
+	}
+	return 1;
+}
+
+static int write_str(const char *path, const char *v)
+{
+	return write_file(path, v, strlen(v));
+}
+
+/* Fork the watcher of @n pages; its pipe's write end in *@wfd. */
+static pid_t held_watcher(int n, int *wfd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		_exit(wait_locked(p[0], n));
+	}
+	close(p[0]);
+	if (pid < 0)
+		close(p[1]);
+	*wfd = p[1];
+	return pid;
+}
+
+static void t_held(int late)
+{
+	static const unsigned int want[] = {
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+	const char *ctx = late ? "held folios, refused late" : "held folios";
+	int n = late ? HELD_PAGES - 1 : HELD_PAGES, wfd = -1, st = -1, i;
+	long tv = counter("vmas_transplanted"), busy = counter("refused_busy");
+	unsigned long long e[HELD_PAGES];
+	char a[32];
+	pid_t pid;
+
+	if (stock || renumber_only || access(HOLD_PARAM, W_OK)) {
+		skip("transplant off or no module", "%s", ctx);
+		return;
+	}
+	/* before the pages exist: the child shares none of them */
+	pid = held_watcher(n, &wfd);
+	if (!ok(pid > 0, "%s: watcher forked", ctx))
+		return;
+	if (map_fill(0, 10, 1) || map_fill(20, HELD_PAGES, 11)) {
+		ok(0, "%s: mmap", ctx);
+		goto out;
+	}
+	for (i = 0; i < HELD_PAGES; i++)
+		e[i] = pagemap_entry(pg(20 + i));
+	snprintf(a, sizeof(a), "%#lx", (unsigned long)pg(20 + HELD_PAGES - 1));
+	if (late && !ok(!write_str(LOCK_MS_PARAM, "5000") &&
+			!write_file(LOCK_PARAM, a, strlen(a)),
+			"%s: test_lock_addr holds the last page", ctx))
+		goto out;
+	if (!ok(!write_str(HOLD_PARAM, late ? "100" : "300") &&
+		write(wfd, e, n * sizeof(e[0])) == (ssize_t)(n * sizeof(e[0])),
+		"%s: hold set, watcher told", ctx))
+		goto out;
+	ok(!move(20, HELD_PAGES, HELD_PAGES, 10, 0),
+	   "%s: pages 20-23 moved behind pages 0-9", ctx);
+	write_str(HOLD_PARAM, "0");
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+	   "%s: every page whose anon_vma the walk wrote was locked", ctx);
+	pid = -1;
+	if (late) {
+		expect_layout(ctx, "0-10 10-14~", "0-10 10-14~");
+		expect_delta(ctx, "refused_busy", busy, 1);
+		ok(lock_released(), "%s: test_lock_addr released", ctx);
+	} else {
+		expect_layout(ctx, "0-14", "0-10 10-14~");
+		expect_delta(ctx, "vmas_transplanted", tv, 1);
+	}
+	ok(pages_locked(e, HELD_PAGES, 0), "%s: no page left locked", ctx);
+	expect_data(ctx, 0, want, 14);
+	verified(ctx);
+out:
+	write_str(HOLD_PARAM, "0");
+	if (late)
+		write_str(LOCK_MS_PARAM, "2000");
+	close(wfd);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	clear_window();
+}
+
 int main(int argc, char **argv)
 {
 	int quick = 0;
@@ -1825,6 +1960,8 @@ int main(int argc, char **argv)
 	t_dontunmap_other();
 	t_budget();
 	t_locked();
+	t_held(0);
+	t_held(1);
 	t_unfaulted_neighbour(0);
 	t_unfaulted_neighbour(1);
 	t_source_refused();
