@@ -10,6 +10,7 @@
 #include <linux/delay.h>
 #include <linux/ftrace.h>
 #include <linux/kernel.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -99,12 +100,54 @@ static int vmamerge_hook_attach(struct vmamerge_hook *h)
 	return 0;
 }
 
+/*
+ * Testing only: while set, every detach of the last hook fails as
+ * ftrace's does once ftrace_bug() disabled it (-ENODEV, nothing detached;
+ * post_unpatch's second try too).
+ */
+static bool test_fail_detach;
+module_param(test_fail_detach, bool, 0600);
+MODULE_PARM_DESC(test_fail_detach,
+		 "testing only: every detach of the last merge hook fails (the module then stays loaded)");
+
+static int vmamerge_hook_unregister(struct vmamerge_hook *h)
+{
+	if (!h[1].name && READ_ONCE(test_fail_detach)) {
+		pr_info("test_fail_detach: failing the detach of %s() on purpose\n",
+			h->name);
+		return -ENODEV;
+	}
+	return vmamerge_glue_direct_unregister(&h->ops, h->tramp);
+}
+
+/*
+ * A hook ftrace could not detach (it fails once ftrace_bug() disabled
+ * ftrace) may still send calls to its trampoline: the ops, its filter and
+ * our text must stay.  It stays registered (a later attach skips it), and
+ * the module takes a reference on itself that nothing drops, so that
+ * rmmod refuses until the next boot.
+ */
+static void vmamerge_hook_stuck(struct vmamerge_hook *h, int err)
+{
+	static bool pinned;
+
+	if (!pinned) {
+		__module_get(THIS_MODULE);
+		pinned = true;
+	}
+	pr_err("cannot detach the merge hook of %s() (error %d): it stays attached and vmamerge stays loaded until the next boot\n",
+	       h->name, err);
+}
+
 static void vmamerge_hook_detach(struct vmamerge_hook *h)
 {
-	int err = vmamerge_glue_direct_unregister(&h->ops, h->tramp);
+	int err = vmamerge_hook_unregister(h);
 
-	/* ftrace only fails this for an ops that is not registered */
-	WARN_ONCE(err, "vmamerge: detaching %s() failed (%d)\n", h->name, err);
+	if (err) {
+		vmamerge_hook_stuck(h, err);
+		return;
+	}
+	ftrace_free_filter(&h->ops);
 	vmamerge_hook_forget(h);
 }
 

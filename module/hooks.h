@@ -71,7 +71,10 @@ void vmamerge_hooks_unregister(void);
 /* testing only: sleep test_hook_hold_ms at the decision point */
 void vmamerge_hook_test_hold(void);
 
-/* The kernel series' direct-call API (kernel-<series>/glue.c). */
+/*
+ * The kernel series' direct-call API (kernel-<series>/glue.c).  The
+ * unregistration leaves the ops' filter allocated, also on failure.
+ */
 int vmamerge_glue_direct_register(struct ftrace_ops *ops, void *tramp);
 int vmamerge_glue_direct_unregister(struct ftrace_ops *ops, void *tramp);
 

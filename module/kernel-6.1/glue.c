@@ -142,8 +142,8 @@ struct vmamerge_hook vmamerge_glue_hooks[] = {
 };
 
 /*
- * 6.1's direct-call API: the _multi variants take our own ops; the
- * filter is freed separately, so that a later register starts afresh.
+ * 6.1's direct-call API: the _multi variants take our own ops, and leave
+ * its filter to us (hooks.c frees it once the ops is off ftrace's list).
  */
 int vmamerge_glue_direct_register(struct ftrace_ops *ops, void *tramp)
 {
@@ -152,8 +152,5 @@ int vmamerge_glue_direct_register(struct ftrace_ops *ops, void *tramp)
 
 int vmamerge_glue_direct_unregister(struct ftrace_ops *ops, void *tramp)
 {
-	int err = unregister_ftrace_direct_multi(ops, (unsigned long)tramp);
-
-	ftrace_free_filter(ops);
-	return err;
+	return unregister_ftrace_direct_multi(ops, (unsigned long)tramp);
 }

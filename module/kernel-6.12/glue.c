@@ -182,7 +182,11 @@ struct vmamerge_hook vmamerge_glue_hooks[] = {
 	{ }
 };
 
-/* 6.12's direct-call API: one ops, its filter freed with it */
+/*
+ * 6.12's direct-call API: one ops.  Its filter is left to us (hooks.c
+ * frees it once the ops is off ftrace's list): unregister_ftrace_direct()
+ * with free_filters would free it even when the unregistration failed.
+ */
 int vmamerge_glue_direct_register(struct ftrace_ops *ops, void *tramp)
 {
 	return register_ftrace_direct(ops, (unsigned long)tramp);
@@ -190,5 +194,5 @@ int vmamerge_glue_direct_register(struct ftrace_ops *ops, void *tramp)
 
 int vmamerge_glue_direct_unregister(struct ftrace_ops *ops, void *tramp)
 {
-	return unregister_ftrace_direct(ops, (unsigned long)tramp, true);
+	return unregister_ftrace_direct(ops, (unsigned long)tramp, false);
 }

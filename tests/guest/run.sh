@@ -1089,6 +1089,38 @@ smoke() {
 	fi
 }
 
+# A merge hook that ftrace cannot detach (test_fail_detach: its detach
+# fails as it does once ftrace_bug() disabled ftrace) stays attached, and
+# the module stays loaded: the livepatch is disabled and gone, but rmmod
+# refuses (the module holds a reference on itself), dmesg names the
+# function and says so, ftrace still lists the direct call, and the hooked
+# paths still work (a program maps, forks and exits).  The last test of
+# the suite: nothing can unload the module after it.
+detach_fail_test() {
+	_name="a hook that cannot be detached keeps the module loaded"
+	cli_and_load "$_name" || return
+	_stuck='cannot detach the merge hook of'
+	_ef=/sys/kernel/debug/tracing/enabled_functions
+	_n0=$(dmesg | grep -c "$_stuck")
+	_err=
+	wr 1 /sys/module/vmamerge/parameters/test_fail_detach ||
+		_err="test_fail_detach: $WR_ERR"
+	wr 0 "$LP/enabled" || _err="${_err:+$_err; }echo 0 > enabled: $WR_ERR"
+	_o=$("$W" gone "$LP" 60000) || _err="${_err:+$_err; }livepatch did not go away: $_o"
+	[ "$(dmesg | grep -c "$_stuck")" -gt "$_n0" ] ||
+		_err="${_err:+$_err; }no message naming the stuck hook"
+	_d=$(grep -c 'direct-->vmamerge_tramp_' "$_ef" 2>/dev/null)
+	[ "${_d:-0}" = 1 ] ||
+		_err="${_err:+$_err; }${_d:-0} direct calls of ours left (expected the stuck one)"
+	if _rm=$(rmmod vmamerge 2>&1); then
+		_err="${_err:+$_err; }rmmod succeeded with a hook attached"
+	fi
+	[ -e /sys/module/vmamerge ] || _err="${_err:+$_err; }the module is gone"
+	_o=$(/bin/sh -c '(true); echo alive' 2>&1)
+	[ "$_o" = alive ] || _err="${_err:+$_err; }a forking program printed: $_o"
+	report_test "$_name" " (rmmod: $(echo "$_rm" | head -1))"
+}
+
 # The SMP set (VMAMERGE_SUITE=smp; tests/check.sh boots the full-tier
 # builds a second time with two vCPUs for it): the concurrency torture
 # without and with the module, with its threads really in parallel, the
@@ -1220,6 +1252,7 @@ if [ "$LOADED" = 1 ]; then
 	release_test
 	selftests
 	cycles
+	detach_fail_test
 else
 	skip "ioctl, debugfs, inheritance, CLI, differential and cycle tests" \
 		"the module did not load"
