@@ -24,15 +24,22 @@
  * on our workqueue with a reference on the mm (vmamerge_compact_maybe_queue()).
  * It runs in a kworker, not in the task, which holds mmap_lock then; the
  * task may meanwhile go on mapping - the walk catches up with what it
- * finds.  Once per mm at a time, and again only after the count grew by
- * a thirty-second of the limit past what the last walk left (a process
- * whose VMAs do not merge is not walked on every mmap()).  Disabling the
+ * finds.  Its allocations (the anon_vma_chains of a transplant, maple
+ * nodes, the VMA of a split) are charged to the mm's memory cgroup, as
+ * if the process had made the merges itself; its CPU time is the
+ * kworker's (no cgroup's).  Walks of different mms run side by side (an
+ * unbound workqueue without an ordering), so one process that keeps
+ * triggering delays only its own.  Once per mm at a time, and again only
+ * after the count grew by a thirty-second of the limit past what the
+ * last walk left (a process whose VMAs do not merge is not walked on
+ * every mmap(): at most 32 VMAs looked at per VMA it creates).  Disabling the
  * livepatch stops both walks at their next slice and queues nothing more
  * (vmamerge_patch_live); unload flushes the queue (vmamerge_compact_exit(),
  * after the livepatch is gone).
  */
 #include <linux/kernel.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/sched.h>
@@ -144,6 +151,24 @@ struct vmamerge_compact_work {
 	struct mm_struct *mm;	/* an mm_users reference */
 };
 
+/*
+ * The walk of @mm with its allocations charged to @mm's memory cgroup
+ * (held by a css reference for the scope; NULL without memcg, which
+ * charges the kworker's, the root).
+ */
+static int vmamerge_compact_charged(struct mm_struct *mm,
+				    struct vmamerge_compact *c)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_mm(mm), *old;
+	int ret;
+
+	old = set_active_memcg(memcg);
+	ret = vmamerge_compact_mm(mm, c);
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
+	return ret;
+}
+
 static void vmamerge_compact_worker(struct work_struct *work)
 {
 	struct vmamerge_compact_work *cw =
@@ -156,7 +181,7 @@ static void vmamerge_compact_worker(struct work_struct *work)
 	 * meanwhile: not counted, and vmas_after stays 0, so the next time
 	 * the limit is reached queues again.
 	 */
-	if (!vmamerge_compact_mm(mm, &c))
+	if (!vmamerge_compact_charged(mm, &c))
 		vmamerge_count(mm, VMAMERGE_C_COMPACTIONS_AUTO, 1);
 	vmamerge_mm_auto_done(mm, c.vmas_after);
 	/* the last reference: the mm is torn down here, in process context */
@@ -195,8 +220,9 @@ void vmamerge_compact_maybe_queue(struct mm_struct *mm)
 
 int vmamerge_compact_init(void)
 {
+	/* max_active 0: the default, so that mms do not wait for each other */
 	vmamerge_compact_wq = alloc_workqueue("vmamerge_compact", WQ_UNBOUND,
-					      1);
+					      0);
 	return vmamerge_compact_wq ? 0 : -ENOMEM;
 }
 
