@@ -1488,7 +1488,12 @@ static int dispatch(const struct cli *c)
 	}
 }
 
-/* --json among the options (before a "--"): usage errors as JSON too. */
+/*
+ * --json among the options (before a "--"): usage errors as JSON too.
+ * Asked before cli_parse(), which reorders argv (getopt_long() permutes
+ * it; the features parser moves its tokens to the front and ends them
+ * with NULL).
+ */
 static bool wants_json(int argc, char **argv)
 {
 	int i;
@@ -1501,13 +1506,14 @@ static bool wants_json(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	bool json_usage = wants_json(argc, argv);
 	char err[256];
 	struct cli c;
 	int ret;
 
 	if (cli_parse(argc, argv, &c, err, sizeof(err))) {
 		msg("%s", err);
-		if (wants_json(argc, argv))
+		if (json_usage)
 			json_error(err);
 		return cli_usage_status(&c);
 	}
