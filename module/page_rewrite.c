@@ -970,10 +970,10 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  *    momentarily none.  For a new anon_vma we hold the folio lock from
  *    the check to the commit or undo: migration pins the anon_vma it
  *    reads under that lock (folio_get_anon_vma()) for its restore walk,
- *    which must find the same one (top of file).  That is why a folio no PTE maps (in the swap cache only:
- *    migration needs no walk for it) and a large folio (split and
- *    migration also read its pages' state under the folio lock) are
- *    rewritten locked;
+ *    which must find the same one (top of file).  That is why a folio
+ *    no PTE maps (in the swap cache only: migration needs no walk for
+ *    it) and a large folio (split and migration also read its pages'
+ *    state under the folio lock) are rewritten locked;
  *  - freeing clears mapping: a folio our PTE maps stays allocated until
  *    that PTE goes (munmap, madvise, the OOM reaper: this mm's mmap_lock;
  *    rmap unmapping: the root's rwsem).
@@ -990,10 +990,11 @@ static void vmamerge_rewrite_drop(struct folio *folio)
  *  - folio->mapping: folio_lock_anon_vma_read() and folio_get_anon_vma()
  *    read it without any lock (reclaim's folio_referenced(), page_idle,
  *    DAMON: each walks the anon_vma it read under RCU or its own
- *    reference, never one pinned by someone else; and migration and try_to_unmap() under the folio lock, which a rewrite
- *    of the mapping holds from its check to its commit or undo, so those
- *    read the old value before our check or the new one after the
- *    commit): the lockless ones may see the old
+ *    reference, never one pinned by someone else; and migration and
+ *    try_to_unmap() under the folio lock, which a rewrite of the mapping
+ *    holds from its check to its commit or undo, so those read the old
+ *    value before our check or the new one after the commit): the
+ *    lockless ones may see the old
  *    anon_vma - and then, once they have its lock, walk a tree that no
  *    longer holds our VMA and find nothing, the outcome of a walk that
  *    raced with an unmap.  An emptied old anon_vma is put only after an
