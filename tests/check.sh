@@ -371,6 +371,12 @@ step_selftests_build() { # SERIES
 	bash "$repo/tests/selftests/build.sh" "$1"
 }
 
+# merge.c of the newest Debian kernel source, for every kernel
+# (tests/selftests/build-newest.sh), built once before the guests stage it
+step_selftests_newest() {
+	bash "$repo/tests/selftests/build-newest.sh"
+}
+
 # Guest knobs of the debug kernels (tests/guest/run.sh documents them).
 debug_guest_knobs="VMAMERGE_CYCLES=16 VMAMERGE_SEEDS=1,2,3 VMAMERGE_NOPS=300"
 debug_guest_knobs+=" VMAMERGE_TORTURE_SEEDS=1,2 VMAMERGE_TORTURE_NOPS=1500 VMAMERGE_TORTURE_MAX_S=60"
@@ -692,6 +698,7 @@ main() {
 		done_series+="${series[$i]} "
 		run_step "mm selftests ${series[$i]} (static build)" step_selftests_build "${series[$i]}"
 	done
+	run_step "upstream's newest merge.c (static build)" step_selftests_newest
 	stage_selftests=1
 	run_guests
 	[[ ${VMAMERGE_SMP:-1} == 0 ]] || run_smp_guests

@@ -223,6 +223,34 @@ for i in "${!series[@]}"; do
 	echo "$v" >"$stamp"
 done
 
+# ---- the newest Debian kernel source: upstream's newest mm selftests --------------
+# The newest linux-source-X.Y any suite of the private apt configuration has
+# (today trixie-backports'), whichever version the archive has now: its
+# tools/testing/selftests/mm/merge.c runs on every kernel of the matrix
+# (tests/selftests/build-newest.sh).  $cache/src/newest names it.
+newest_source() {
+	local pkg v dest tmp
+	papt_update 21600 || die "apt-get update of $papt_root failed"
+	pkg=$(papt apt-cache pkgnames linux-source- | grep -E '^linux-source-[0-9]+\.[0-9]+$' | sort -V | tail -n 1)
+	[[ -n $pkg ]] || die "no linux-source-X.Y in the private apt lists"
+	v=$(papt apt-cache policy "$pkg" | awk '$1 == "Candidate:" { print $2 }')
+	dest=$cache/src/$pkg
+	if [[ ! -f $dest/Makefile || $(cat "$dest.version" 2>/dev/null) != "$v" ]]; then
+		papt_download "$pkg=$v" || die "$pkg=$v: download failed"
+		rm -rf "$dest" "$dest.version" "$cache/src/.extract-newest"
+		tmp=$cache/src/.extract-newest
+		mkdir -p "$tmp"
+		dpkg-deb --fsys-tarfile "$(deb_of "$pkg=$v")" | tar -x -C "$tmp" ./usr/src
+		tar -xJf "$tmp/usr/src/$pkg.tar.xz" -C "$tmp"
+		[[ -f $tmp/$pkg/Makefile ]] || die "$pkg=$v: unexpected layout"
+		mv "$tmp/$pkg" "$dest"
+		rm -rf "$tmp"
+		echo "$v" >"$dest.version"
+	fi
+	echo "$pkg" >"$cache/src/newest"
+}
+timed "newest Debian kernel source" newest_source
+
 # ---- QEMU for the guests --------------------------------------------------------
 # QEMU 10.0 from bookworm-backports, unpacked into $cache/qemu (private apt
 # lists; the host keeps Debian 12's QEMU 7.2, whose multi-threaded TCG broke

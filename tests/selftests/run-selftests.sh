@@ -14,7 +14,9 @@
 #
 # Run list: "NAME TIMEOUT TIER [SETUP...] PROG ARGS..." (tests-SERIES.txt
 # documents the columns).  "run-selftests.sh --names - [LIST]" prints the
-# names of the tests a run would run.
+# names of the tests a run would run, "--unrecorded - [LIST]" those of them
+# whose first SETUP word is "newest" (built from the newest Debian source: their
+# results without the module are not recorded per kernel, corpus.sh).
 #
 # Environment:
 #   VMAMERGE_SELFTESTS_TIER   quick (tier quick only), std (quick and std:
@@ -196,6 +198,7 @@ run_one() {
 			_nonum=1
 			shift
 			;;
+		newest) shift ;; # for corpus.sh (--unrecorded)
 		*) break ;;
 		esac
 	done
@@ -280,6 +283,12 @@ selected() {
 [ -f "$LIST" ] || { echo "# $LABEL: no run list $LIST"; exit 1; }
 if [ "$LABEL" = --names ]; then # the names only, on stdout
 	selected | while read -r name _; do echo "$name"; done
+	exit 0
+fi
+if [ "$LABEL" = --unrecorded ]; then
+	selected | while read -r name _ cmd; do
+		case "$cmd " in "newest "*) echo "$name" ;; esac
+	done
 	exit 0
 fi
 : >"$RESULTS" || exit 1
