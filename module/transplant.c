@@ -407,9 +407,13 @@ enum vmamerge_refusal vmamerge_family_refusal(struct vm_area_struct *vma)
  * vmamerge_adopt_anon_vma - give @vma, which has never had an anon_vma
  * (no anonymous page), the anon_vma of @owner, as the stock merge code
  * does for the VMA that grows over a faulted one (dup_anon_vma()): a
- * chain entry for each of @owner's.  No page changes owner, so @owner's
- * family may have forked children; @owner itself must be unforked, so
- * that @vma's chain looks like a sibling's.  mmap_lock held for writing.
+ * chain entry for each of @owner's.  No page changes owner, so @owner
+ * may be forked (a chain of any length: every anon_vma a page of @owner
+ * may have is then in @vma's chain too) and its family may have forked
+ * children (docs/design.md, "Merges upstream keeps apart").  The pointer
+ * is set before the clone, as dup_anon_vma() does, so that the clone
+ * counts @vma in num_active_vmas and never reuses an idle anon_vma.
+ * mmap_lock held for writing.
  */
 enum vmamerge_refusal vmamerge_adopt_anon_vma(struct vm_area_struct *vma,
 					      struct vm_area_struct *owner)
