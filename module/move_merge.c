@@ -434,7 +434,10 @@ static int vmamerge_mv_choose(struct vmamerge_move *mv,
  * neighbour, if it joins.  Parts the rewrite walks keep only whole large
  * folios, but the anchor and the parts that need nothing are not walked,
  * and a move may cut a whole folio in two.  Checked before anything is
- * rewritten; *@refused is the part whose edge failed.
+ * rewritten; *@refused is the part whose edge failed.  The merged VMA
+ * starts at the destination's left neighbour if one touches it (whether
+ * or not it is a part: the stock logic may merge it anyway), else at the
+ * destination.
  */
 static enum vmamerge_refusal vmamerge_mv_edges(struct vmamerge_move *mv,
 					       struct vmamerge_mv_part *p,
@@ -442,16 +445,19 @@ static enum vmamerge_refusal vmamerge_mv_edges(struct vmamerge_move *mv,
 {
 	struct vm_area_struct *src = mv->src;
 	enum vmamerge_refusal r = VMAMERGE_R_NONE;
+	unsigned long low = mv->addr;
 
+	if (mv->prev && mv->prev->vm_end == mv->addr)
+		low = mv->prev->vm_start;
 	if (p[VMAMERGE_MV_PREV].vma) {
 		*refused = src;
 		r = vmamerge_edge_check(src, src->vm_start +
 				((mv->pgoff - src->vm_pgoff) << PAGE_SHIFT),
-				mv->addr);
+				mv->addr, low);
 	}
 	if (!r && p[VMAMERGE_MV_NEXT].vma) {
 		*refused = p[VMAMERGE_MV_NEXT].vma;
-		r = vmamerge_edge_check(*refused, mv->end, mv->end);
+		r = vmamerge_edge_check(*refused, mv->end, mv->end, low);
 	}
 	return r;
 }

@@ -732,7 +732,8 @@ enum vmamerge_refusal vmamerge_rewrite_collect(struct vmamerge_rewrite *rw)
 /*
  * An edge of a join: the address in @vma where the memory above joins the
  * memory below, and how far above it, where the join puts it, the PMD
- * that holds the edge ends (0: the edge is PMD-aligned there).
+ * that holds the edge ends - 0 when the edge is PMD-aligned there, or
+ * when the joined VMA will not cover that PMD whole.
  */
 struct vmamerge_edge {
 	unsigned long edge;
@@ -835,11 +836,20 @@ static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
  *    by a PMD, then or later, hides the folio's pages;
  *  - a folio whose range begins above @edge but inside the PMD that holds
  *    @edge at @dest, and reaches past that PMD (a THP moved off the PMD
- *    grid): the join lets one VMA cover that whole PMD, so khugepaged may
- *    collapse it - the folio's pages there are then replaced, the walk
- *    for the rest starts inside the new THP's PMD and stops at once.
- *    Before the join the VMA boundary at @edge kept the PMD from being
- *    collapsed; at a PMD-aligned @dest the join changes nothing there.
+ *    grid), when the join lets one VMA cover that whole PMD (@low, the
+ *    lowest start the joined VMA can have, at or below the PMD's start):
+ *    khugepaged may then collapse it - the folio's pages there are
+ *    replaced, the walk for the rest starts inside the new THP's PMD and
+ *    stops at once.  Before the join the VMA boundary at @edge kept the
+ *    PMD from being collapsed; at a PMD-aligned @dest the join changes
+ *    nothing there, and neither does a join whose VMA starts above the
+ *    PMD's start (a one-page neighbour joining a THP moved 32 KiB past a
+ *    PMD boundary).  Such a VMA can come to cover the PMD later only by
+ *    growing down: by a join of ours, which passes this check again, or
+ *    by a merge the stock logic makes on its own (same anon_vma, offsets
+ *    that continue), which reaches the same layout without the module -
+ *    a misaligned THP's VMA and the rest of its mapping moved below it
+ *    (docs/findings.md).
  * Hidden pages cannot be unmapped by any rmap walk: migration leaves its
  * entries behind (kernel BUG at swapops.h in
  * migration_entry_wait_on_locked()), reclaim cannot unmap them.
@@ -858,12 +868,14 @@ static enum vmamerge_refusal vmamerge_edge_pte_fn(void *edge,
  * mmap_lock held for writing, no other lock; takes the PTE locks.
  */
 enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
-					  unsigned long edge, unsigned long dest)
+					  unsigned long edge, unsigned long dest,
+					  unsigned long low)
 {
 	const unsigned long reach = (HPAGE_PMD_NR - 1) * PAGE_SIZE;
 	struct vmamerge_edge e = {
 		.edge = edge,
-		.room = (PMD_SIZE - (dest & ~PMD_MASK)) & ~PMD_MASK,
+		.room = low <= (dest & PMD_MASK) ?
+			(PMD_SIZE - (dest & ~PMD_MASK)) & ~PMD_MASK : 0,
 	};
 	unsigned long addr, end, next, stop;
 	enum vmamerge_refusal r = VMAMERGE_R_NONE;

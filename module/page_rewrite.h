@@ -246,14 +246,17 @@ void vmamerge_rewrite_release(struct vmamerge_rewrite *rw);
  * vmamerge_edge_check - may @vma's memory from @edge up (@edge: @vma's
  * start, or where a move cuts the moved range out of it) join memory below
  * @edge under one numbering, @edge landing at @dest (a move's destination;
- * else @edge)?  Refused_thp when a large folio mapped by PTEs there has a
- * linear range that begins below @edge, or begins inside @edge's PMD at
- * @dest and reaches past it (page_rewrite.c says why, and why the memory
- * below an edge needs no check).  mmap_lock held for writing.
+ * else @edge), in a VMA that will start at @low or above?  Refused_thp
+ * when a large folio mapped by PTEs there has a linear range that begins
+ * below @edge, or - if @low is at or below the start of @edge's PMD at
+ * @dest - begins inside that PMD and reaches past it (page_rewrite.c says
+ * why, and why the memory below an edge needs no check).  mmap_lock held
+ * for writing.
  */
 enum vmamerge_refusal vmamerge_edge_check(struct vm_area_struct *vma,
 					  unsigned long edge,
-					  unsigned long dest);
+					  unsigned long dest,
+					  unsigned long low);
 
 /* ---- the sharing check (sharing.c) ---- */
 

@@ -239,15 +239,22 @@ static enum vmamerge_refusal vmamerge_join_rewrite(struct vmamerge_merge *m,
  * Where @vma and @owner face each other (adjacent, or with the new range
  * between them), the upper one must pass vmamerge_edge_check() at its
  * start: once they share an anon_vma, the stock merge numbers them as one
- * VMA.  The lower one needs no check (page_rewrite.c says why).
+ * VMA.  The lower one needs no check (page_rewrite.c says why).  The
+ * merged VMA starts no lower than the lowest of the two, the range and a
+ * left neighbour that touches the range.
  */
-static enum vmamerge_refusal vmamerge_join_edges(struct vm_area_struct *vma,
-						 struct vm_area_struct *owner)
+static enum vmamerge_refusal
+vmamerge_join_edges(const struct vmamerge_merge *m, struct vm_area_struct *vma,
+		    struct vm_area_struct *owner)
 {
 	struct vm_area_struct *upper = owner->vm_end <= vma->vm_start ?
 				       vma : owner;
+	unsigned long low = min3(vma->vm_start, owner->vm_start, m->start);
 
-	return vmamerge_edge_check(upper, upper->vm_start, upper->vm_start);
+	if (m->prev && m->prev->vm_end == m->start)
+		low = min(low, m->prev->vm_start);
+	return vmamerge_edge_check(upper, upper->vm_start, upper->vm_start,
+				   low);
 }
 
 /*
@@ -267,7 +274,7 @@ static bool vmamerge_join(struct vmamerge_merge *m, struct vm_area_struct *vma,
 	if (!owner->anon_vma)
 		r = VMAMERGE_R_SPECIAL;
 	else
-		r = vmamerge_join_edges(vma, owner);
+		r = vmamerge_join_edges(m, vma, owner);
 	if (!r)
 		r = vmamerge_join_rewrite(m, vma, owner);
 	if (r) {

@@ -49,6 +49,14 @@
  *     with the THP still mapped by its PMD at the source (the move maps
  *     it by PTEs there); case 5's folios that would cross the PMD at
  *     their destination likewise.
+ * 10. "thp moved off the PMD grid behind one page": the THP moved 32 KiB
+ *     past a PMD boundary (page 1032) right behind a one-page VMA (page
+ *     1031): the merged VMA starts above that PMD's start, so no VMA can
+ *     cover the PMD the folio begins in - the one page is renumbered and
+ *     transplanted, merged; then seven pages of their own below it
+ *     (1024-1030), offered a merge: that join would cover the PMD whole,
+ *     refused_thp.  MADV_COLLAPSE of the PMD after each step, the
+ *     verifier clean.
  * Every step: the exact layout ("~": a page offset that is not linear),
  * every page byte-exact, the rmap verifier, the counters below (global,
  * debugfs: this test runs alone), and that the moved pages are still
@@ -369,6 +377,71 @@ static void t_off_grid(int split)
 	expect_data(ctx, to, HPG_PAGES, 1);
 	verified(split ? "thp moved off the PMD grid, after MADV_COLLAPSE" :
 		 "pmd-mapped thp moved off the PMD grid, after MADV_COLLAPSE");
+out:
+	clear_window();
+}
+
+/* @n pages at page @at, VM_HUGEPAGE as the THPs, page i written @tag0 + i */
+static int map_small_at(unsigned long at, unsigned long n, unsigned int tag0)
+{
+	if (page_map_fill(pg(at), n, tag0))
+		return -1;
+	return madvise(pg(at), n * PG, MADV_HUGEPAGE);
+}
+
+/* MADV_COLLAPSE of the PMD at page @first, then the THP at @to intact */
+static void collapse_and_check(const char *ctx, unsigned long first,
+			       unsigned long to)
+{
+	char c[96];
+
+	snprintf(c, sizeof(c), "%s, after MADV_COLLAPSE", ctx);
+	madvise(pg(first), HPG_PAGES * PG, MADV_COLLAPSE);
+	expect_data(c, to, HPG_PAGES, 1);
+	verified(c);
+}
+
+static void t_off_grid_one_page(void)
+{
+	const char *ctx = "thp moved off the PMD grid behind one page";
+	const char *below = "thp moved off the PMD grid, seven pages below";
+	const unsigned long pmd = 2 * HPG_PAGES, nb = pmd + 7, to = nb + 1;
+	struct snap s;
+
+	if (split_thps_at(ctx, 0, 1, 1))
+		goto out;
+	if (!ok(!map_small_at(nb, 1, NB_TAG), "%s: mmap the page", ctx))
+		goto out;
+	snap_take(&s);
+	if (!ok(!move(0, HPG_PAGES, to), "%s: mremap to page %lu", ctx, to))
+		goto out;
+	expect_layout(ctx, "1031-1544~", "1031-1032 1032-1544~",
+		      "1031-1032 1032-1544~");
+	expect_counters(ctx, &s,
+			"vmas_renumbered+1 pages_renumbered+1 vmas_transplanted+1 pages_transplanted+1",
+			"");
+	expect_data(ctx, nb, 1, NB_TAG);
+	expect_data(ctx, to, HPG_PAGES, 1);
+	expect_large(ctx, to, HPG_PAGES);
+	verified(ctx);
+	/* no VMA covers pages 1024-1535 whole: nothing to collapse */
+	collapse_and_check(ctx, pmd, to);
+	expect_large(ctx, to, HPG_PAGES);
+
+	if (!ok(!map_small_at(pmd, 7, NB_TAG + 1), "%s: mmap", below))
+		goto out;
+	snap_take(&s);
+	ok(!mprotect(pg(pmd), 7 * PG, PROT_READ) &&
+	   !mprotect(pg(pmd), 7 * PG, PROT_READ | PROT_WRITE),
+	   "%s: mprotect and back", below);
+	expect_layout(below, "1024-1031 1031-1544~",
+		      "1024-1031 1031-1032 1032-1544~",
+		      "1024-1031 1031-1032 1032-1544~");
+	expect_counters(below, &s, "refused_thp+1", "");
+	expect_data(below, pmd, 7, NB_TAG + 1);
+	expect_data(below, nb, 1, NB_TAG);
+	verified(below);
+	collapse_and_check(below, pmd, to);
 out:
 	clear_window();
 }
@@ -715,6 +788,7 @@ int main(int argc, char **argv)
 	t_moved_next_to_other();
 	t_off_grid(1);
 	t_off_grid(0);
+	t_off_grid_one_page();
 	t_two_reversed();
 	t_straddling();
 	t_shared_with_child();
