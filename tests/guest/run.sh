@@ -1140,6 +1140,7 @@ smp() {
 		run t_compact
 		# verifying a family while it forks, really in parallel
 		run t_forkverify 10
+		run t_forkmerge -o
 		unload
 		tap $? "unload: disable, sysfs gone, rmmod, /sys/module gone" "$UNLOAD_ERR"
 	else
@@ -1182,6 +1183,7 @@ run t_renumber -s
 run t_inplace -s
 run t_edges -s
 run t_family -s
+run t_forkmerge -s
 run t_large -s
 run t_pins -s
 torture_selftest
@@ -1217,6 +1219,7 @@ if [ "$LOADED" = 1 ]; then
 	inplace_tests
 	edges_tests
 	family_tests
+	run t_forkmerge -o
 	# the verifier's family counts while the family forks (4 s; SMP below)
 	run t_forkverify 4
 	large_tests

@@ -562,52 +562,7 @@ static void test_ksm(void)
 
 /* ---- a KSM page swapped out, half swapped back in ---- */
 
-#define CG	"/sys/fs/cgroup"
-#define CG_T	CG "/t_verify_ksm"
-
-/* Write @s to @path; 0 or -errno. */
-static int put(const char *path, const char *s)
-{
-	int f = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-
-	if (f < 0)
-		return -errno;
-	if (write(f, s, strlen(s)) < 0)
-		r = -errno;
-	close(f);
-	return r;
-}
-
-/*
- * Move into a memory cgroup of our own (cgroup2 mounted if needed), so
- * that memory.reclaim can swap out our KSM page: MADV_PAGEOUT skips pages
- * that two PTEs map.  Returns 0, or a reason to skip.
- */
-static const char *cg_enter(void)
-{
-	char pid[32];
-
-	if (access(CG "/cgroup.controllers", F_OK) &&
-	    mount("none", CG, "cgroup2", 0, NULL))
-		return "cannot mount cgroup2";
-	if (put(CG "/cgroup.subtree_control", "+memory"))
-		return "no memory controller";
-	if (mkdir(CG_T, 0755) && errno != EEXIST)
-		return "cannot create a cgroup";
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if (put(CG_T "/cgroup.procs", pid) || access(CG_T "/memory.reclaim", W_OK))
-		return "no memory.reclaim";
-	return NULL;
-}
-
-static void cg_leave(void)
-{
-	char pid[32];
-
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	put(CG "/cgroup.procs", pid);
-	rmdir(CG_T);
-}
+#define MEMCG	"t_verify_ksm"	/* our memory cgroup (memcg_enter()) */
 
 #define PM_SWAP		(1ULL << 62)
 #define PM_SWAP_ENTRY	((1ULL << 55) - 1)	/* type and offset */
@@ -637,10 +592,10 @@ static void test_ksm_swapped(void)
 		skip("no " KSM, "KSM page swapped out");
 		return;
 	}
-	why = cg_enter();
+	why = memcg_enter(MEMCG);
 	if (why) {
 		skip(why, "KSM page swapped out");
-		cg_leave();
+		memcg_leave(MEMCG);
 		return;
 	}
 	p = island(n);
@@ -660,7 +615,7 @@ static void test_ksm_swapped(void)
 	}
 	write_long(KSM "run", 0);	/* stop ksmd; the merged page stays */
 	for (i = 0; i < 10; i++) {
-		put(CG_T "/memory.reclaim", "16M");
+		memcg_reclaim(MEMCG, "16M");
 		e0 = pagemap_entry(p);
 		e1 = pagemap_entry(p + PG);
 		if ((e0 & PM_SWAP) && (e1 & PM_SWAP))
@@ -689,7 +644,7 @@ out:
 	write_long(KSM "pages_to_scan", scan);
 	write_long(KSM "sleep_millisecs", sleep_ms);
 	island_free(p, n);
-	cg_leave();
+	memcg_leave(MEMCG);
 }
 
 /* ---- private file mapping ---- */

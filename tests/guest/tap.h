@@ -202,6 +202,17 @@ int expect_window_avs(const char *ctx, int vfd, const char *base,
 int expect_counter_deltas(const char *ctx, const char *const *names, int n,
 			  const long *before, const char *want);
 
+/*
+ * A memory cgroup of our own, /sys/fs/cgroup/@name (cgroup2 mounted if
+ * needed): memory.reclaim swaps out pages that two PTEs map, which
+ * MADV_PAGEOUT skips.  memcg_enter() moves the caller in and returns NULL,
+ * or a reason to skip; memcg_leave() moves it back and removes the group;
+ * memcg_reclaim() writes @amount to its memory.reclaim (0 or -errno).
+ */
+const char *memcg_enter(const char *name);
+void memcg_leave(const char *name);
+int memcg_reclaim(const char *name, const char *amount);
+
 const char *state_str(int state);	/* static buffer */
 long now_ms(void);			/* CLOCK_MONOTONIC */
 

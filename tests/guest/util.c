@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -333,6 +335,62 @@ int write_file(const char *path, const void *data, size_t len)
 	}
 	close(fd);
 	return r == (ssize_t)len ? 0 : -EIO;
+}
+
+#define CGROOT	"/sys/fs/cgroup"
+
+/* Write the string @s to @path; 0 or -errno. */
+static int put_str(const char *path, const char *s)
+{
+	return write_file(path, s, strlen(s));
+}
+
+/* @path: CGROOT/@name/@file (or CGROOT/@name without @file) */
+static void memcg_path(char *path, size_t len, const char *name,
+		       const char *file)
+{
+	snprintf(path, len, CGROOT "/%s%s%s", name, file ? "/" : "",
+		 file ? file : "");
+}
+
+const char *memcg_enter(const char *name)
+{
+	char path[128], pid[32];
+
+	if (access(CGROOT "/cgroup.controllers", F_OK) &&
+	    mount("none", CGROOT, "cgroup2", 0, NULL))
+		return "cannot mount cgroup2";
+	if (put_str(CGROOT "/cgroup.subtree_control", "+memory"))
+		return "no memory controller";
+	memcg_path(path, sizeof(path), name, NULL);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return "cannot create a cgroup";
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	memcg_path(path, sizeof(path), name, "cgroup.procs");
+	if (put_str(path, pid))
+		return "cannot move into the cgroup";
+	memcg_path(path, sizeof(path), name, "memory.reclaim");
+	if (access(path, W_OK))
+		return "no memory.reclaim";
+	return NULL;
+}
+
+void memcg_leave(const char *name)
+{
+	char path[128], pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	put_str(CGROOT "/cgroup.procs", pid);
+	memcg_path(path, sizeof(path), name, NULL);
+	rmdir(path);
+}
+
+int memcg_reclaim(const char *name, const char *amount)
+{
+	char path[128];
+
+	memcg_path(path, sizeof(path), name, "memory.reclaim");
+	return put_str(path, amount);
 }
 
 int run_unprivileged(int (*fn)(void *), void *arg)
