@@ -11,8 +11,12 @@
 #           cap of one torture run), VMAMERGE_MTORTURE_S (0: seconds of
 #           each multi-threaded torture run; 0 = not run, see
 #           docs/testing.md "open finding"), VMAMERGE_RELEASE_ROUNDS (3:
-#           counted rounds of release_test)
+#           counted rounds of release_test), VMAMERGE_TORTURE_OFF (1: the
+#           torture without the module runs; the debug twins set 0, the
+#           stock kernels of the same sources run it)
 #
+# Every program run prints "# NAME: N s" after its TAP lines (the time
+# budget of make check is read from these).
 # Output: TAP ("ok N - ...", "not ok N - ...", "# ..."), a trailing plan,
 # and "GUEST-RESULT: P passed, F failed" (skips count as passed).
 #
@@ -137,9 +141,11 @@ emit() {
 run() {
 	_name=$1
 	shift
+	_rt0=$("$W" now)
 	"$DIR/$_name" "$@" > "$TMP/out" 2>&1
 	_rc=$?
 	emit "$TMP/out" "$_rc" "$_name $*"
+	diag "$_name $*: $(( ($("$W" now) - _rt0) / 1000 )) s"
 	return "$_rc"
 }
 
@@ -1188,7 +1194,7 @@ run t_large -s
 run t_pins -s
 torture_selftest
 lazyfree_repro
-run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
+[ "${VMAMERGE_TORTURE_OFF:-1}" = 1 ] && run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
 mtorture off
 [ -f "$KO" ] && failed_loads
 # module parameters mode=, features= (tests/guest/t_cli.sh, issue 12)
