@@ -1146,7 +1146,7 @@ smp() {
 		run t_compact
 		# verifying a family while it forks, really in parallel
 		run t_forkverify 10
-		run t_forkmerge -o
+		run t_forkmerge -c -o
 		unload
 		tap $? "unload: disable, sysfs gone, rmmod, /sys/module gone" "$UNLOAD_ERR"
 	else

@@ -49,7 +49,13 @@
  * Without the module the same steps run on the stock layouts (-s), which
  * proves the test itself.
  *
- * usage: t_forkmerge [-o] [-r | -s]
+ * With -c a second thread of the child reads and migrates every page of
+ * the carveout, page after page, while the child builds and checks the
+ * layout and the parent checks its copy (on two CPUs: really at once),
+ * until the explicit migration step.
+ *
+ * usage: t_forkmerge [-c] [-o] [-r | -s]
+ *   -c  the churn thread above (first of the options)
  *   -o  opt this process in first (the processes of every case inherit it)
  *   -r  renumber on, transplant off: apart, as stock (adoption is part of
  *       the transplant feature)
@@ -58,6 +64,8 @@
 #include "tap.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +76,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
@@ -99,6 +108,7 @@ static int renumber_only;	/* -r */
 static int is61;
 static int nostats;
 static int two_nodes;
+static int churn_on;		/* -c */
 static int cg_ok;
 static int vfd = -1;
 static char *W;
@@ -420,7 +430,7 @@ static int parent_reclaim(struct fm_run *r)
 /* ---- the cases: the child's part, upstream's steps ---- */
 
 /* the child's own copies of the inherited pages (un-COW) */
-static void unshare(struct fm_run *r)
+static void write_pages(struct fm_run *r)
 {
 	unsigned long i;
 
@@ -440,7 +450,7 @@ static void unshare(struct fm_run *r)
  */
 static void build_target(struct fm_run *r)
 {
-	unshare(r);
+	write_pages(r);
 	ok(!map_at(6, 5, RW, 0), "%s: mmap ptr2 (pages 6-10)", r->ctx);
 }
 
@@ -453,7 +463,7 @@ static void build_target(struct fm_run *r)
  */
 static void build_source(struct fm_run *r)
 {
-	unshare(r);
+	write_pages(r);
 	ok(!map_at(6, 5, RWX, MAP_NORESERVE), "%s: mmap ptr2 RWX (pages 6-10)",
 	   r->ctx);
 	expect_layout(r, "ptr2 mapped RWX", "0-1 1-6 6-11 11-30");
@@ -578,6 +588,77 @@ static const struct fm_case cases[] = {
 };
 #define NR_CASES	(sizeof(cases) / sizeof(cases[0]))
 
+/* ---- -c: another CPU faulting and migrating the same memory ---- */
+
+struct churn {
+	pthread_t thread;
+	volatile int stop, started;
+	volatile unsigned long rounds;
+	int running;
+};
+
+/*
+ * Until told to stop, every page of the carveout in turn: read through
+ * process_vm_readv() (a fault where the page is readable and not
+ * present, EFAULT where it is not readable - no signal) and migrated to
+ * the other node (MPOL_MF_MOVE_ALL: a COW-shared page moves in both
+ * processes).  Failures are the point (pages unmapped, never faulted,
+ * busy) and ignored.
+ */
+static void *churn_fn(void *arg)
+{
+	struct churn *c = arg;
+	struct iovec local, remote;
+	unsigned long i;
+	char buf[64];
+	int node, st;
+	void *p;
+
+	c->started = 1;
+	while (!c->stop) {
+		for (i = 0; i < CARVE && !c->stop; i++) {
+			p = pg(i);
+			local = (struct iovec){ buf, sizeof(buf) };
+			remote = (struct iovec){ p, sizeof(buf) };
+			process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+			node = (int)((c->rounds + i) & 1);
+			if (two_nodes)
+				sys_move_pages(1, &p, &node, &st,
+					       MPOL_MF_MOVE_ALL);
+		}
+		c->rounds++;
+	}
+	return NULL;
+}
+
+static void churn_start(struct fm_run *r, struct churn *c)
+{
+	c->stop = 0;
+	c->rounds = 0;
+	c->started = 0;
+	c->running = churn_on &&
+		     !pthread_create(&c->thread, NULL, churn_fn, c);
+	if (churn_on && !c->running)
+		ok(0, "%s: start the churn thread", r->ctx);
+	/* the layout is built while it runs, not before it starts */
+	while (c->running && !c->started)
+		sched_yield();
+}
+
+static void churn_stop(struct fm_run *r, struct churn *c)
+{
+	if (!c->running)
+		return;
+	/* two rounds at least: the parent's checks ran beside them */
+	while (c->rounds < 2)
+		sched_yield();
+	c->stop = 1;
+	pthread_join(c->thread, NULL);
+	c->running = 0;
+	diag("%s: the churn thread went %lu times over the carveout",
+	     r->ctx, c->rounds);
+}
+
 /* ---- the child ---- */
 
 /* What the child's pages hold once the layout is built. */
@@ -688,17 +769,20 @@ static void child_alone(struct fm_run *r)
 
 static void child_proc(struct fm_run *r)
 {
+	struct churn churn;
 	long before[NR_C];
 
 	tap_fails = 0;
 	alarm(120);
 	set_ctx(r, "child");
 	stats_snap(cnames, NR_C, before);
+	churn_start(r, &churn);
 	r->k->build(r);
 	child_built(r, before);
 	say(r, 'b', 0, 0);
 	if (!hear(r, 'g', NULL))
 		_exit(tap_fails + 1);
+	churn_stop(r, &churn);
 	if (two_nodes)
 		child_migrate(r);
 	child_reclaim(r);
@@ -892,6 +976,13 @@ int main(int argc, char **argv)
 	struct utsname u;
 	unsigned int i;
 
+	/* -c first: mode_init() knows -o, -r and -s only */
+	if (argc > 1 && !strcmp(argv[1], "-c")) {
+		churn_on = 1;
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
 	if (mode_init(argc, argv, "t_forkmerge", 300, &stock, &renumber_only,
 		      NULL, &vfd))
 		return 2;
