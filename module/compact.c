@@ -17,9 +17,10 @@
  * looked at, re-looked up after each retake: whatever changed meanwhile
  * is simply what the walk finds.
  *
- * The same walk runs by itself for an opted-in process whose VMA count
- * reaches compact_at_pct percent of vm.max_map_count (module parameter,
- * default 80, 0 = never), before mmap(), mremap() or a split would fail
+ * The same walk runs by itself for an active process (opted in, or any
+ * process in mode always) whose VMA count reaches compact_at_pct percent
+ * of vm.max_map_count (module parameter, default 80, 0 = never), before
+ * mmap(), mremap() or a split would fail
  * with ENOMEM: a merge attempt that fails (the count may grow) queues it
  * on our workqueue with a reference on the mm (vmamerge_compact_maybe_queue()).
  * It runs in a kworker, not in the task, which holds mmap_lock then; the
@@ -91,8 +92,9 @@ static bool vmamerge_compact_slice(struct mm_struct *mm, unsigned long *addr,
 /*
  * vmamerge_compact_mm - the walk, for an active @mm the caller holds an
  * mm_users reference to.  Fills the out fields of @c but the counters.
- * Returns 0, -EOPNOTSUPP (not opted in, or mode never), -ESHUTDOWN (the
- * livepatch is disabled or being disabled) or -EINTR.
+ * Returns 0, -EOPNOTSUPP (the mode leaves @mm out: mode never, or mode
+ * optin and @mm not opted in), -ESHUTDOWN (the livepatch is disabled or
+ * being disabled) or -EINTR.
  */
 int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c)
 {
@@ -109,8 +111,12 @@ int vmamerge_compact_mm(struct mm_struct *mm, struct vmamerge_compact *c)
 			mmap_write_unlock(mm);
 			return -ESHUTDOWN;
 		}
-		/* checked under the lock: the walk stops when it opts out */
-		if (!vmamerge_mm_opted_in(mm) || !vmamerge_mm_active(mm)) {
+		/*
+		 * Checked under the lock: the walk stops when the mm opts
+		 * out or the mode changes.  The mode decides, as for every
+		 * merge path: in mode always every mm is active.
+		 */
+		if (!vmamerge_mm_active(mm)) {
 			mmap_write_unlock(mm);
 			return -EOPNOTSUPP;
 		}
@@ -142,7 +148,7 @@ static const struct vmamerge_bounded_param vmamerge_compact_at_pct_param = {
 module_param_cb(compact_at_pct, &vmamerge_param_bounded_ops,
 		(void *)&vmamerge_compact_at_pct_param, 0644);
 MODULE_PARM_DESC(compact_at_pct,
-		 "compact an opted-in process by itself when its VMA count reaches this percentage of vm.max_map_count (0..100, default 80, 0: never)");
+		 "compact an active process (opted in, or any in mode always) by itself when its VMA count reaches this percentage of vm.max_map_count (0..100, default 80, 0: never)");
 
 static struct workqueue_struct *vmamerge_compact_wq;
 
@@ -191,7 +197,8 @@ static void vmamerge_compact_worker(struct work_struct *work)
 
 /*
  * vmamerge_compact_maybe_queue - after a merge attempt on @mm failed:
- * queue the walk if @mm is opted in and its VMA count reached the limit.
+ * queue the walk if the mode makes @mm active (opted in, or mode always)
+ * and its VMA count reached the limit.
  * mmap_lock held for writing (read: mm->map_count); never sleeps.
  * sysctl_max_map_count is read locklessly, as mmap_region() reads it.
  */
@@ -201,7 +208,7 @@ void vmamerge_compact_maybe_queue(struct mm_struct *mm)
 	struct vmamerge_compact_work *cw;
 	int limit;
 
-	if (!pct || !vmamerge_mm_opted_in(mm) || !READ_ONCE(vmamerge_patch_live))
+	if (!pct || !vmamerge_mm_active(mm) || !READ_ONCE(vmamerge_patch_live))
 		return;
 	limit = (int)((u64)READ_ONCE(sysctl_max_map_count) * pct / 100);
 	if (mm->map_count < limit ||

@@ -282,10 +282,11 @@ struct vmamerge_verify {
  * running meanwhile.  Splits by different protections, flags, names,
  * policies or userfaultfd contexts are not ours to merge and stay.
  * Needs ptrace attach rights over the target (as ADVISE); the target
- * must be opted in and the mode not "never".  Errors: EOPNOTSUPP for a
- * target that is not opted in or mode never, ESHUTDOWN when the livepatch
- * is disabled (or being disabled: the walk stops at its next slice, what
- * was merged stays merged), EPERM, ESRCH, EINVAL (flags
+ * must be active under the mode: opted in in mode optin, any process in
+ * mode always.  Errors: EOPNOTSUPP for a target the mode leaves out (mode
+ * never, or mode optin and the target not opted in), ESHUTDOWN when the
+ * livepatch is disabled (or being disabled: the walk stops at its next
+ * slice, what was merged stays merged), EPERM, ESRCH, EINVAL (flags
  * or reserved != 0, kernel thread), EINTR (fatal signal: what was merged
  * stays merged, the out fields are not written).
  */

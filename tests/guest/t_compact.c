@@ -454,6 +454,8 @@ static void t_racing(void)
  */
 #define AUTO_FRAGMENTS	400UL
 #define AUTO_NEW	700UL
+/* auto_child()'s @optin: not opted in, mode always once fragmented */
+#define AUTO_ALWAYS	2
 #define AUTO_PACE_US	3000
 
 static int auto_child(int optin)
@@ -464,8 +466,14 @@ static int auto_child(int optin)
 
 	if (opt(VMAMERGE_ADVISE_DISABLE) || fragment(0, AUTO_FRAGMENTS))
 		return 2;
-	if (optin && opt(VMAMERGE_ADVISE_ENABLE))
+	if (optin == AUTO_ALWAYS) {
+		/* fragmented while left out: now the mode takes it in */
+		if (vm_set_config(vfd, VMAMERGE_CONFIG_SET_MODE,
+				  VMAMERGE_MODE_ALWAYS, 0))
+			return 2;
+	} else if (optin && opt(VMAMERGE_ADVISE_ENABLE)) {
 		return 2;
+	}
 	for (i = 0; i < AUTO_NEW; i++) {
 		p = pg(3 * AUTO_FRAGMENTS + 1 + i);
 		prot = i % 2 ? PROT_READ | PROT_WRITE : PROT_READ;
@@ -506,6 +514,24 @@ static int auto_run(int optin)
 	return WEXITSTATUS(st);
 }
 
+/*
+ * Mode always makes every process active: the walk runs by itself for one
+ * that is not opted in (the child sets the mode once it is fragmented).
+ */
+static void auto_always(void)
+{
+	long n0 = stats_counter("compactions_auto");
+
+	ok(auto_run(AUTO_ALWAYS) == 0,
+	   "auto: mode always, not opted in: all %lu mapped, the fragments byte-exact",
+	   AUTO_NEW);
+	ok(stats_counter("compactions_auto") > n0,
+	   "auto: mode always: compactions_auto moved (%ld)",
+	   stats_counter("compactions_auto") - n0);
+	ok(!vm_set_config(vfd, VMAMERGE_CONFIG_SET_MODE, VMAMERGE_MODE_OPTIN, 0),
+	   "auto: mode optin again");
+}
+
 static void t_auto(void)
 {
 	char old[32] = "", pct[16] = "";
@@ -524,6 +550,8 @@ static void t_auto(void)
 	}
 	ok(auto_run(0) == 1, "auto: not opted in: ENOMEM before %lu more mappings",
 	   AUTO_NEW);
+	if (!stock)
+		auto_always();
 	n0 = stats_counter("compactions_auto");
 	if (stock) {
 		ok(auto_run(1) == 1, "auto: opted in, features off: ENOMEM too");

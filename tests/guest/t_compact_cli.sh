@@ -123,6 +123,22 @@ text_tests() {
 	stderr_is "vmamerge: compact: permission denied: acting on another process needs ptrace rights over it (pid $HOLD)"
 }
 
+# ---- mode always: every process is active, opted in or not ----
+
+always_tests() {
+	hold || return
+	vmamerge mode always
+	_b=$(vmas_of "$HOLD")
+	vmamerge compact -p "$HOLD" > "$T/out" 2> "$T/err"
+	_rc=$?
+	_a=$(vmas_of "$HOLD")
+	vmamerge mode optin
+	[ $_rc -eq 0 ] && [ ! -s "$T/err" ] && [ $((_b - _a)) -eq $((N - 1)) ]
+	res $? "compact -p PID in mode always, PID not opted in: exit 0, $((N - 1)) fewer VMAs ($_b -> $_a)" \
+		"exit $_rc" "$(cat "$T/out")" "stderr: $(cat "$T/err")"
+	held "  ... its window: one VMA, pages byte-exact" 1
+}
+
 # ---- the JSON ----
 
 # jnum PATH: the number at PATH in $T/out (-1 when missing)
@@ -197,6 +213,7 @@ usage_tests() {
 }
 
 text_tests
+always_tests
 json_tests
 usage_tests
 for _h in $HOLDERS; do
