@@ -282,7 +282,7 @@ struct vmamerge_verify {
  * running meanwhile.  Splits by different protections, flags, names,
  * policies or userfaultfd contexts are not ours to merge and stay.
  * Needs ptrace attach rights over the target (as ADVISE); the target
- * must be active under the mode: opted in in mode optin, any process in
+ * must be active under the mode: opted in under mode optin, any process in
  * mode always.  Errors: EOPNOTSUPP for a target the mode leaves out (mode
  * never, or mode optin and the target not opted in), ESHUTDOWN when the
  * livepatch is disabled (or being disabled: the walk stops at its next
