@@ -494,16 +494,19 @@ static void status_build_line(const struct utsname *u)
 	       n ? " (" : "", n ? n->debver : "", n ? ")" : "", u->release);
 }
 
+/*
+ * "build" of status --json: validated or not, the tier ("full", "smoke",
+ * "debug" from module/builds.list; "refused" for a build the module does
+ * not load on) and the nearest validated build (the build itself when it
+ * is validated; null when none of its series is).
+ */
 static void status_build_json(const struct utsname *u)
 {
 	const struct vmamerge_build *b = running_build(u);
-	const struct vmamerge_build *n = b ? NULL : nearest_build(u);
+	const struct vmamerge_build *n = b ? b : nearest_build(u);
 
 	printf("{\"validated\": %s, \"tier\": ", b ? "true" : "false");
-	if (b)
-		json_string(stdout, b->tier);
-	else
-		printf("null");
+	json_string(stdout, b ? b->tier : "refused");
 	printf(", \"nearest\": ");
 	if (n)
 		json_string(stdout, n->release);
@@ -652,6 +655,44 @@ static void status_load_hints(void)
 	free(lockdown);
 }
 
+/*
+ * status without the module: the kernel and its build (what a script
+ * needs before loading), "module: not loaded", and why, as text or as one
+ * JSON object whose "error" says it.  Exit status 1.
+ */
+static int status_unloaded(const struct cli *c, struct status *st)
+{
+	if (!c->json && st->have_uts) {
+		printf("kernel:       %s\n", st->uts.release);
+		status_build_line(&st->uts);
+	}
+	if (!c->json) {
+		printf("module:       not loaded\n");
+		fflush(stdout);
+	}
+	if (st->have_uts && !running_build(&st->uts))
+		msg("module not loaded: no module is built for %s, which is not a validated build: boot a validated kernel, or port this one (make port KVER=%s)",
+		    st->uts.release, st->uts.release);
+	else
+		msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
+	status_load_hints();
+	if (c->json) {
+		printf("{\"kernel\": ");
+		json_string(stdout, st->have_uts ? st->uts.release : "");
+		if (st->have_uts) {
+			printf(", \"build\": ");
+			status_build_json(&st->uts);
+		}
+		printf(", \"module\": {\"loaded\": false, \"version\": null}, \"tool_version\": \"%s\", \"error\": ",
+		       VMAMERGE_VERSION);
+		json_string(stdout, json_err);
+		printf("}\n");
+		/* the object has it: main() must not print a second one */
+		json_err[0] = '\0';
+	}
+	return EXIT_RUNTIME;
+}
+
 static int cmd_status(const struct cli *c)
 {
 	struct status st;
@@ -659,23 +700,8 @@ static int cmd_status(const struct cli *c)
 
 	memset(&st, 0, sizeof(st));
 	st.have_uts = !uname(&st.uts);
-	if (!module_loaded()) {
-		if (!c->json) {
-			if (st.have_uts) {
-				printf("kernel:       %s\n", st.uts.release);
-				status_build_line(&st.uts);
-			}
-			printf("module:       not loaded\n");
-			fflush(stdout);
-		}
-		if (st.have_uts && !running_build(&st.uts))
-			msg("module not loaded: no module is built for %s, which is not a validated build: boot a validated kernel, or port this one (see 'build:')",
-			    st.uts.release);
-		else
-			msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
-		status_load_hints();
-		return EXIT_RUNTIME;
-	}
+	if (!module_loaded())
+		return status_unloaded(c, &st);
 	st.version = read_line(SYSFS_MODULE "/version");
 	st.lp_enabled = sysfs_bool(SYSFS_LIVEPATCH "/enabled");
 	st.lp_transition = sysfs_bool(SYSFS_LIVEPATCH "/transition");

@@ -1078,6 +1078,21 @@ unlisted() {
 		"$(cat "$TMP/unl")"
 	"$CLI" status 2>/dev/null | grep -qx "build:        validated (smoke tier)"
 	tap $? "listed smoke build: vmamerge status says validated (smoke tier)"
+	# the same before loading, for scripts: one JSON object, exit 1
+	/bin/vmamerge-unlisted status --json > "$TMP/unl" 2>/dev/null
+	_rc=$?
+	[ $_rc -eq 1 ] &&
+		[ "$("$DIR/t_json" .kernel .build.validated .build.tier .module.loaded < "$TMP/unl" | tr '\n' ' ')" = "\"$_r\" false \"refused\" false " ] &&
+		"$DIR/t_json" .build.nearest < "$TMP/unl" | grep -q '^"[0-9]' &&
+		"$DIR/t_json" .error < "$TMP/unl" | grep -qF "no module is built for $_r"
+	tap $? "unlisted build: vmamerge status --json without the module: exit 1, kernel, tier refused, the nearest build, the error" \
+		"exit $_rc" "$(cat "$TMP/unl")"
+	"$CLI" status --json > "$TMP/unl" 2>/dev/null
+	_rc=$?
+	[ $_rc -eq 1 ] &&
+		[ "$("$DIR/t_json" .build.validated .build.tier .build.nearest .module.loaded < "$TMP/unl" | tr '\n' ' ')" = "true \"smoke\" \"$_r\" false " ]
+	tap $? "listed smoke build: vmamerge status --json without the module: exit 1, validated, tier smoke" \
+		"exit $_rc" "$(cat "$TMP/unl")"
 }
 
 # The smoke set (VMAMERGE_SUITE=smoke): the stock layouts without the

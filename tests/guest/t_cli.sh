@@ -301,8 +301,8 @@ json_tests() {
 		.tool_abi_version
 	_tier='"full"'
 	case $(uname -r) in *-vmamerge-*) _tier='"debug"' ;; esac
-	json "  ... the build: validated, its tier (module/builds.list)" \
-		"true\n$_tier\nnull" .build.validated .build.tier .build.nearest
+	json "  ... the build: validated, its tier (module/builds.list), itself the nearest" \
+		"true\n$_tier\n\"$(uname -r)\"" .build.validated .build.tier .build.nearest
 	check "mode --json" 0 '{"mode": "optin"}' vmamerge mode --json
 	check "features --json" 0 '{"features": {"renumber": true, "transplant": true}}' \
 		vmamerge features --json
