@@ -143,6 +143,8 @@ install_steps() {
 	fi
 
 	put_file 0755 "$tmp/src/userspace/vmamerge" "$DESTDIR$PREFIX/bin/vmamerge"
+	# the bounded livepatch wait README.md names (tools/klp-wait.sh)
+	put_file 0755 "$top/tools/klp-wait.sh" "$DESTDIR$PREFIX/bin/vmamerge-klp-wait"
 	put_file 0644 "$top/module/uapi/vmamerge.h" "$DESTDIR$PREFIX/include/linux/vmamerge.h"
 	put_file 0644 "$top/userspace/99-vmamerge.rules" "$DESTDIR$UDEVRULESDIR/99-vmamerge.rules"
 	# kernels installed later (apt upgrade): tools/kernel-postinst
@@ -150,6 +152,8 @@ install_steps() {
 	put_file 0755 "$tmp/kernel-postinst" "$DESTDIR/etc/kernel/postinst.d/vmamerge"
 	sed "s/@VERSION@/$VERSION/" "$top/userspace/vmamerge.8" >"$tmp/vmamerge.8"
 	put_file 0644 "$tmp/vmamerge.8" "$DESTDIR$PREFIX/share/man/man8/vmamerge.8"
+	sed "s/@VERSION@/$VERSION/" "$top/userspace/vmamerge-klp-wait.8" >"$tmp/vmamerge-klp-wait.8"
+	put_file 0644 "$tmp/vmamerge-klp-wait.8" "$DESTDIR$PREFIX/share/man/man8/vmamerge-klp-wait.8"
 	put_file 0644 "$top/userspace/vmamerge.bash-completion" \
 		"$DESTDIR$PREFIX/share/bash-completion/completions/vmamerge"
 	# The manifest lists itself (and the directory it creates, if any).
@@ -224,8 +228,10 @@ do_uninstall() {
 		mapfile -t files <"$manifest"
 	else
 		say "no $manifest: removing the files make install puts under $PREFIX"
-		files=("$PREFIX/bin/vmamerge" "$PREFIX/include/linux/vmamerge.h"
+		files=("$PREFIX/bin/vmamerge" "$PREFIX/bin/vmamerge-klp-wait"
+			"$PREFIX/include/linux/vmamerge.h"
 			"$UDEVRULESDIR/99-vmamerge.rules" "$PREFIX/share/man/man8/vmamerge.8"
+			"$PREFIX/share/man/man8/vmamerge-klp-wait.8"
 			"$PREFIX/share/bash-completion/completions/vmamerge"
 			"/usr/src/vmamerge-$VERSION")
 	fi

@@ -151,6 +151,8 @@ use)
 	check "configured default features=renumber (debugfs)" \
 		test "$(cat /sys/kernel/debug/vmamerge/features)" = "[renumber] transplant"
 	check "module version $VER (sysfs)" test "$(cat /sys/module/vmamerge/version)" = "$VER"
+	check "README: sudo vmamerge-klp-wait enable 30 (installed with the CLI): the transition is over" \
+		as admin "sudo vmamerge-klp-wait enable 30"
 	as root "ls -l /dev/vmamerge"
 	check "/dev/vmamerge: crw-rw-rw- root root" test "$(stat -c '%A %U %G' /dev/vmamerge)" = "crw-rw-rw- root root"
 	# As the unprivileged user.
