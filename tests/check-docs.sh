@@ -10,7 +10,11 @@
 #     (VMAMERGE_PATHS, VMAMERGE_CAUSES in module/vmamerge.h,
 #     VMAMERGE_REFUSALS) is in vmamerge(8)'s TRACE EVENTS section.
 # Then the same check on a copy of the man page without one counter's
-# entry must fail and name it.  TAP-like lines; exit 1 on a failure.
+# entry must fail and name it.  And README.md and docs/*.md refer only to
+# what the repository has and name no tracker: every path of ours they name
+# (its directory is one of the repository's) exists, every NAME.md they
+# name is a file of the repository, no "issue N"; a copy with a bad
+# reference must be caught.  TAP-like lines; exit 1 on a failure.
 #   tests/check-docs.sh [MANPAGE]
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -101,6 +105,43 @@ sed '/^\.B refused_ksm$/,/^\.TP$/d' "$man" >"$tmp/broken.8"
 check_man "$tmp/broken.8" >"$tmp/diff"
 [[ $(cat "$tmp/diff") == "missing refused_ksm" ]]
 res $? "a man page without refused_ksm's entry is caught (got: $(tr '\n' ' ' <"$tmp/diff"))"
+
+# ---- references of the documentation ----
+
+# bad_refs DOC: what DOC names that the repository does not have, one
+# "DOC: REF" line each
+bad_refs() {
+	local p
+	grep -oE '(^|[^A-Za-z0-9_/.$-])(module|tools|tests|docs|userspace|debian)/[A-Za-z0-9_./+-]*[A-Za-z0-9_+-]' "$1" |
+		sed -E 's/^[^a-z]//' | sort -u | while read -r p; do
+		# a path of ours: its directory exists here (not the kernel's
+		# tools/testing/..., not a build's output directory)
+		[[ -d $repo/$(dirname "$p") ]] || continue
+		# a pattern (module/kernel-<series>/), a build's output
+		[[ $p == *- || $p == debian/tmp ]] && continue
+		[[ -e $repo/$p ]] || echo "$1: $p"
+	done
+	grep -oE '[A-Za-z0-9_-]+\.md\b' "$1" | sort -u | while read -r p; do
+		[[ -n $(find "$repo" -path "$repo/.git" -prune -o -name "$p" -print -quit) ]] ||
+			echo "$1: $p"
+	done
+	grep -noE '\bissues? [0-9]+' "$1" | sed "s|^|$1: line |"
+}
+
+docs=("$repo/README.md" "$repo"/docs/*.md)
+for d in "${docs[@]}"; do
+	bad_refs "$d" >"$tmp/refs"
+	[[ ! -s $tmp/refs ]]
+	res $? "${d#"$repo"/}: every file it names is in the repository, no issue numbers$(sed "s|^$repo/||" "$tmp/refs" | head -5 | tr '\n' ';' | sed 's/^./ (not: &/;s/;$/)/')"
+done
+# the check can fail
+{
+	cat "$repo/README.md"
+	echo 'See tools/no-such-tool.sh, kernel-notes.md and issue 99.'
+} >"$tmp/README.md"
+bad_refs "$tmp/README.md" | sed "s|^$tmp/||" >"$tmp/refs"
+[[ $(grep -c . "$tmp/refs") == 3 ]]
+res $? "a README naming a missing tool, a file outside the repository and an issue is caught (got: $(tr '\n' ' ' <"$tmp/refs"))"
 
 echo "1..$n"
 exit "$failed"

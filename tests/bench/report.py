@@ -6,7 +6,7 @@
 
 Every ratio compares two configurations measured in the same guest boot;
 see the text this writes (METHOD below) for how each figure is formed.
-The targets of issue 13 are checked against the results (TARGETS below).
+The performance targets are checked against the results (TARGETS below).
 With matplotlib importable, PNG plots go to DIR (default: the directory
 of --out; none with --out -) and the document links them.
 """
@@ -216,7 +216,7 @@ class Report:
         return sum(o.get("counters", {}).get(m, 0) for o in lines
                    for m in MODULE_MERGES)
 
-    # ---- issue 13's targets ----------------------------------------------
+    # ---- the performance targets ----------------------------------------------
     def targets(self):
         self.p("## Issue 13's targets against this run")
         self.p()
@@ -349,8 +349,8 @@ class Report:
         self.p("## The thesis anchor: spacing on the debug twins")
         self.p()
         self.p("The thesis measured its patched kernel 2.1× faster than stock "
-               "at spacing, with 170–276 µs per stock one-page move; issue 13 "
-               "suspects an O(#VMAs) debug check (DEBUG_VM_MAPLE_TREE, "
+               "at spacing, with 170–276 µs per stock one-page move; one suspect "
+               "is an O(#VMAs) debug check (DEBUG_VM_MAPLE_TREE, "
                "DEBUG_VM_RB) behind it. Each debug twin (`BENCH_DEBUG`) "
                "against the production build of its series: stock "
                "µs per move (median over repetitions) and `both` ÷ stock of "
@@ -974,7 +974,7 @@ large moves what a move pays when nothing merges, the system-call table
 what processes pay that are not opted in (`loaded`) and opted-in calls
 that merge nothing but what the stock kernel merges, and the workloads
 real programs. Thesis anchor for the spacing test: its patched kernel
-moved 20000 mappings 2.1× faster than stock (issue 13 suspects an
+moved 20000 mappings 2.1× faster than stock (one suspect is an
 O(#VMAs) debug check in its test kernel behind that; `make bench` runs
 spacing on our debug twins too when `make check` has built them - "The
 thesis anchor" below).
@@ -1042,7 +1042,7 @@ run" lists both.
 
 DEFERRED = """## Not measured (yet)
 
-- From issue 13's "Measure": {measure}retries (the rewrite retries a
+- Measured: {measure}retries (the rewrite retries a
   busy folio or a migration entry a bounded number of times; only the
   refusals after the last try are counted); khugepaged during the large
   moves' and the system calls' timed phases (spacing counts it: the
