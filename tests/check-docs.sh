@@ -106,6 +106,13 @@ check_man "$tmp/broken.8" >"$tmp/diff"
 [[ $(cat "$tmp/diff") == "missing refused_ksm" ]]
 res $? "a man page without refused_ksm's entry is caught (got: $(tr '\n' ' ' <"$tmp/diff"))"
 
+# ---- module parameters: every one but the testing-only ones in vmamerge(8) ----
+grep -ohE 'module_param(_cb|_named)?\([a-z_0-9]+' "$repo"/module/*.c |
+	sed 's/.*(//' | grep -v '^test_' | sort -u >"$tmp/params"
+section "MODULE PARAMETERS" "$man" | sed -n 's/^\.B[IR]* \([a-z_0-9]*\)=.*/\1/p' | sort -u >"$tmp/mparams"
+[[ -s $tmp/params ]] && cmp -s "$tmp/params" "$tmp/mparams"
+res $? "every module parameter is in vmamerge(8) MODULE PARAMETERS ($(tr '\n' ' ' <"$tmp/params"); the man page: $(tr '\n' ' ' <"$tmp/mparams"))"
+
 # ---- references of the documentation ----
 
 # bad_refs DOC: what DOC names that the repository does not have, one
