@@ -1199,13 +1199,46 @@ static void maps_from_module(pid_t pid, struct vma_list *list, char *note,
 	snprintf(note, len, "the module's VMA report failed");
 }
 
+/*
+ * The end (one past) of the run of pairs that starts at @i: pairs chained
+ * VMA to VMA - each one's lower VMA the previous one's upper - that stay
+ * apart for the same reason.
+ */
+static size_t pair_run_end(const struct vma_pair *pairs, size_t n, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < n && pairs[j].a == pairs[j - 1].b &&
+	       pairs[j].reason == pairs[i].reason)
+		j++;
+	return j;
+}
+
+/* One pair that is not part of a run, with what keeps it apart. */
+static void maps_text_pair(const struct vma_list *l, const struct vma_pair *p)
+{
+	const struct vma_info *a = &l->v[p->a], *b = &l->v[p->b];
+	char buf[160];
+
+	maps_format_pair(buf, sizeof(buf), p);
+	printf("  %012llx-%012llx + %012llx-%012llx %.4s %s",
+	       a->start, a->end, b->start, b->end, a->perms, buf);
+	if (p->reason == PAIR_FLAGS)
+		printf(": [%s] vs [%s]", a->vmflags, b->vmflags);
+	else if (p->reason == PAIR_POLICY)
+		printf(": %s vs %s", a->policy, b->policy);
+	else if (p->reason == PAIR_UNEXPLAINED)
+		printf(": vm_flags %#llx vs %#llx, flags %#x vs %#x",
+		       a->vm_flags, b->vm_flags, a->mod_flags, b->mod_flags);
+	printf("\n");
+}
+
 static void maps_text(pid_t pid, const char *src, const char *note,
 		      const struct vma_list *l, const struct vma_pair *pairs,
 		      const struct maps_summary *s)
 {
 	const struct vma_info *a, *b;
-	char buf[160];
-	size_t i;
+	size_t i, j, left;
 
 	if (l->have_mod)
 		printf("VMAs of pid %d (from %s and the module; pgoff in pages):\n",
@@ -1226,23 +1259,24 @@ static void maps_text(pid_t pid, const char *src, const char *note,
 	printf("Adjacent anonymous pairs that could merge but don't:\n");
 	if (!s->nr_pairs)
 		printf("  none\n");
-	for (i = 0; i < s->nr_pairs; i++) {
+	for (i = 0; i < s->nr_pairs; i = j) {
+		j = pair_run_end(pairs, s->nr_pairs, i);
+		if (j - i == 1) {
+			maps_text_pair(l, &pairs[i]);
+			continue;
+		}
 		a = &l->v[pairs[i].a];
-		b = &l->v[pairs[i].b];
-		maps_format_pair(buf, sizeof(buf), &pairs[i]);
-		printf("  %012llx-%012llx + %012llx-%012llx %.4s %s",
-		       a->start, a->end, b->start, b->end, a->perms, buf);
-		if (pairs[i].reason == PAIR_FLAGS)
-			printf(": [%s] vs [%s]", a->vmflags, b->vmflags);
-		else if (pairs[i].reason == PAIR_POLICY)
-			printf(": %s vs %s", a->policy, b->policy);
-		else if (pairs[i].reason == PAIR_UNEXPLAINED)
-			printf(": vm_flags %#llx vs %#llx, flags %#x vs %#x",
-			       a->vm_flags, b->vm_flags, a->mod_flags,
-			       b->mod_flags);
-		printf("\n");
+		b = &l->v[pairs[j - 1].b];
+		printf("  %012llx-%012llx %.4s %zu VMAs in a row, each apart from the next by %s\n",
+		       a->start, b->end, a->perms, j - i + 1,
+		       pair_reason_text(pairs[i].reason));
 	}
 	maps_print_summary(stdout, s, l->anon_pgoff_visible);
+	/* every candidate pair merged: one VMA fewer each */
+	left = l->nr - maps_missed_merges(s);
+	if (left < l->nr)
+		printf("vmamerge compact would leave %zu vmas at best (%zu fewer; refusals such as pages shared with another process keep some apart)\n",
+		       left, l->nr - left);
 	if (l->have_mod && l->nr_mod_unmatched)
 		printf("(%zu VMAs changed between reading %s and the module's report: their pgoff and anon_vma are not shown)\n",
 		       l->nr_mod_unmatched, src);
