@@ -546,7 +546,7 @@ const char *pair_reason_name(enum pair_reason r)
 		[PAIR_FLAGS]	= "flags",
 		[PAIR_POLICY]	= "policy",
 		[PAIR_SPECIAL]	= "special",
-		[PAIR_BOTH]	= "pgoff+anon_vma",
+		[PAIR_BOTH]	= "pgoff_and_anon_vma",
 		[PAIR_UNEXPLAINED] = "unknown",
 	};
 

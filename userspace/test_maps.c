@@ -391,7 +391,7 @@ static void test_module_merge(void)
 		maps_format_pair(text, sizeof(text), &pairs[7]);
 		ok(strstr(text, "changed") != NULL, "module: text '%s'", text);
 	}
-	ok(!strcmp(pair_reason_name(PAIR_BOTH), "pgoff+anon_vma") &&
+	ok(!strcmp(pair_reason_name(PAIR_BOTH), "pgoff_and_anon_vma") &&
 	   !strcmp(pair_reason_name(PAIR_UNEXPLAINED), "unknown") &&
 	   pair_reason_is_candidate(PAIR_BOTH) &&
 	   !pair_reason_is_candidate(PAIR_UNEXPLAINED), "module: reason names");

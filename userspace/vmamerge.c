@@ -1298,13 +1298,31 @@ static const char *json_mod_flag(const struct vma_info *v, unsigned int flag)
 	return v->mod ? json_bool(v->mod_flags & flag) : "null";
 }
 
+/*
+ * The counts of maps, the same members in both its JSON forms:
+ * "nr_vmas", "adjacent_anon_pairs", "missed_merges", "compact_would_leave",
+ * "by_reason": {REASON: N}.
+ */
+static void maps_json_counts(const struct vma_list *l,
+			     const struct maps_summary *s)
+{
+	size_t missed = maps_missed_merges(s);
+	unsigned int r;
+
+	printf("\"nr_vmas\": %zu, \"adjacent_anon_pairs\": %zu, \"missed_merges\": %zu, \"compact_would_leave\": %zu, \"by_reason\": {",
+	       s->nr_vmas, s->nr_pairs, missed, l->nr - missed);
+	for (r = 0; r < PAIR_NR_REASONS; r++)
+		printf("%s\"%s\": %zu", r ? ", " : "", pair_reason_name(r),
+		       s->by_reason[r]);
+	printf("}");
+}
+
 static void maps_json(pid_t pid, const char *src, const char *note,
 		      const struct vma_list *l, const struct vma_pair *pairs,
 		      const struct maps_summary *s)
 {
 	const struct vma_pair *p;
 	const struct vma_info *v;
-	unsigned int r;
 	size_t i;
 
 	printf("{\"pid\": %d, \"source\": ", (int)pid);
@@ -1325,11 +1343,11 @@ static void maps_json(pid_t pid, const char *src, const char *note,
 			printf("null");
 		printf(", \"anon\": %s, \"name\": ", json_bool(v->anon));
 		json_string(stdout, v->name);
-		printf(", \"vmflags\": ");
+		printf(", \"smaps_vmflags\": ");
 		json_opt_string(v->vmflags);
 		printf(", \"policy\": ");
 		json_opt_string(v->policy);
-		printf(", \"anon_vma\": %s, \"same_anon_vma_prev\": %s, \"same_anon_vma_root_prev\": %s, \"vm_flags\": ",
+		printf(", \"anon_vma\": %s, \"same_anon_vma_prev\": %s, \"same_anon_vma_root_prev\": %s, \"module_vm_flags\": ",
 		       json_mod_flag(v, VMAMERGE_VMA_ANON),
 		       json_mod_flag(v, VMAMERGE_VMA_SAME_AV_PREV),
 		       json_mod_flag(v, VMAMERGE_VMA_SAME_ROOT_PREV));
@@ -1351,10 +1369,8 @@ static void maps_json(pid_t pid, const char *src, const char *note,
 		       json_bool(p->different_root) : "null",
 		       json_bool(pair_reason_is_candidate(p->reason)));
 	}
-	printf("],\n \"summary\": {\"nr_vmas\": %zu, \"adjacent_anon_pairs\": %zu",
-	       s->nr_vmas, s->nr_pairs);
-	for (r = 0; r < PAIR_NR_REASONS; r++)
-		printf(", \"%s\": %zu", pair_reason_name(r), s->by_reason[r]);
+	printf("],\n \"summary\": {");
+	maps_json_counts(l, s);
 	printf("}}\n");
 }
 
@@ -1377,21 +1393,16 @@ static void maps_summary(const struct cli *c, const struct vma_list *l,
 {
 	long max = max_map_count();
 	size_t missed = maps_missed_merges(s);
-	unsigned int r;
 
 	if (c->json) {
-		printf("{\"pid\": %d, \"nr_vmas\": %zu, \"max_map_count\": ",
-		       (int)c->pid, s->nr_vmas);
+		printf("{\"pid\": %d, \"max_map_count\": ", (int)c->pid);
 		if (max >= 0)
 			printf("%ld, \"headroom\": %ld", max, max - (long)s->nr_vmas);
 		else
 			printf("null, \"headroom\": null");
-		printf(", \"module_info\": %s, \"adjacent_anon_pairs\": %zu, \"missed_merges\": %zu, \"by_reason\": {",
-		       json_bool(l->have_mod), s->nr_pairs, missed);
-		for (r = 0; r < PAIR_NR_REASONS; r++)
-			printf("%s\"%s\": %zu", r ? ", " : "", pair_reason_name(r),
-			       s->by_reason[r]);
-		printf("}}\n");
+		printf(", \"module_info\": %s, ", json_bool(l->have_mod));
+		maps_json_counts(l, s);
+		printf("}\n");
 		return;
 	}
 	printf("pid %d: %zu vmas", (int)c->pid, s->nr_vmas);
