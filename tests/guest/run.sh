@@ -145,7 +145,7 @@ run() {
 	"$DIR/$_name" "$@" > "$TMP/out" 2>&1
 	_rc=$?
 	emit "$TMP/out" "$_rc" "$_name $*"
-	diag "$_name $*: $(( ($("$W" now) - _rt0) / 1000 )) s"
+	diag "$_name${*:+ $*}: $(( ($("$W" now) - _rt0) / 1000 )) s"
 	return "$_rc"
 }
 
