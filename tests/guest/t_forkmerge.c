@@ -49,7 +49,7 @@
  * Without the module the same steps run on the stock layouts (-s), which
  * proves the test itself.
  *
- * With -c a second thread of the child reads and migrates every page of
+ * With -c a second thread of the child faults in and migrates every page of
  * the carveout, page after page, while the child builds and checks the
  * layout and the parent checks its copy (on two CPUs: really at once),
  * until the explicit migration step.
@@ -92,6 +92,9 @@
 #define MREMAP_DONTUNMAP 4
 #endif
 #define MPOL_MF_MOVE_ALL (1 << 2)
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 
 #define RW		(PROT_READ | PROT_WRITE)
 #define RWX		(PROT_READ | PROT_WRITE | PROT_EXEC)
@@ -598,19 +601,18 @@ struct churn {
 };
 
 /*
- * Until told to stop, every page of the carveout in turn: read through
- * process_vm_readv() (a fault where the page is readable and not
- * present, EFAULT where it is not readable - no signal) and migrated to
- * the other node (MPOL_MF_MOVE_ALL: a COW-shared page moves in both
- * processes).  Failures are the point (pages unmapped, never faulted,
- * busy) and ignored.
+ * Until told to stop, every page of the carveout in turn: faulted in for
+ * reading by MADV_POPULATE_READ (an error where the page is not readable
+ * - no signal; not process_vm_readv(), whose read-only pin unshares a
+ * COW-shared page on 6.1) and migrated to the other node
+ * (MPOL_MF_MOVE_ALL: a COW-shared page moves in both processes).
+ * Failures are the point (pages unmapped, never faulted, busy) and
+ * ignored.
  */
 static void *churn_fn(void *arg)
 {
 	struct churn *c = arg;
-	struct iovec local, remote;
 	unsigned long i;
-	char buf[64];
 	int node, st;
 	void *p;
 
@@ -618,9 +620,7 @@ static void *churn_fn(void *arg)
 	while (!c->stop) {
 		for (i = 0; i < CARVE && !c->stop; i++) {
 			p = pg(i);
-			local = (struct iovec){ buf, sizeof(buf) };
-			remote = (struct iovec){ p, sizeof(buf) };
-			process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+			madvise(p, PG, MADV_POPULATE_READ);
 			node = (int)((c->rounds + i) & 1);
 			if (two_nodes)
 				sys_move_pages(1, &p, &node, &st,
