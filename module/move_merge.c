@@ -435,9 +435,9 @@ static int vmamerge_mv_choose(struct vmamerge_move *mv,
  * folios, but the anchor and the parts that need nothing are not walked,
  * and a move may cut a whole folio in two.  Checked before anything is
  * rewritten; *@refused is the part whose edge failed.  The merged VMA
- * starts at the destination's left neighbour if one touches it (whether
- * or not it is a part: the stock logic may merge it anyway), else at the
- * destination.
+ * starts no lower than the left part, or the left neighbour that touches
+ * the destination (whether or not it is a part: the stock logic may merge
+ * it anyway), or the destination.
  */
 static enum vmamerge_refusal vmamerge_mv_edges(struct vmamerge_move *mv,
 					       struct vmamerge_mv_part *p,
@@ -448,7 +448,9 @@ static enum vmamerge_refusal vmamerge_mv_edges(struct vmamerge_move *mv,
 	unsigned long low = mv->addr;
 
 	if (mv->prev && mv->prev->vm_end == mv->addr)
-		low = mv->prev->vm_start;
+		low = min(low, mv->prev->vm_start);
+	if (p[VMAMERGE_MV_PREV].vma)
+		low = min(low, p[VMAMERGE_MV_PREV].vma->vm_start);
 	if (p[VMAMERGE_MV_PREV].vma) {
 		*refused = src;
 		r = vmamerge_edge_check(src, src->vm_start +
@@ -573,6 +575,7 @@ void vmamerge_rehome_in_place(struct vmamerge_merge *m,
 	struct vmamerge_move mv = {
 		.mm = m->mm, .path = m->path, .src = m->vma,
 		.addr = m->start, .end = m->end, .pgoff = m->pgoff,
+		.prev = m->prev,	/* for the edges (vmamerge_mv_edges()) */
 		.counting = m->counting,	/* one lookup for the attempt */
 	};
 	bool rewritten;

@@ -442,6 +442,24 @@ static void t_off_grid_one_page(void)
 	expect_data(below, nb, 1, NB_TAG);
 	verified(below);
 	collapse_and_check(below, pmd, to);
+
+	/*
+	 * The same with the PMD's start reached through the left side of an
+	 * in-place merge: six pages at 1024-1029 and one page at 1030 of
+	 * their own, the one page offered a merge with both sides.  Whatever
+	 * joins on the left, the THP's VMA must stay apart.
+	 */
+	ok(!munmap(pg(pmd), 7 * PG) && !map_small_at(pmd, 6, NB_TAG + 10) &&
+	   !map_small_at(pmd + 6, 1, NB_TAG + 20), "%s: mmap, three sides", below);
+	ok(!mprotect(pg(pmd + 6), PG, PROT_READ) &&
+	   !mprotect(pg(pmd + 6), PG, PROT_READ | PROT_WRITE),
+	   "%s, three sides: mprotect of the middle page and back", below);
+	ok(vmas_in(pg(pmd + 6), pg(nb + 1)) == 2,
+	   "%s, three sides: the THP's VMA still starts at page %lu", below, nb);
+	expect_data(below, pmd, 6, NB_TAG + 10);
+	expect_data(below, pmd + 6, 1, NB_TAG + 20);
+	verified(below);
+	collapse_and_check(below, pmd, to);
 out:
 	clear_window();
 }
