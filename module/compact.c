@@ -20,9 +20,9 @@
  * The same walk runs by itself for an active process (opted in, or any
  * process in mode always) whose VMA count reaches compact_at_pct percent
  * of vm.max_map_count (module parameter, default 80, 0 = never), before
- * mmap(), mremap() or a split would fail
- * with ENOMEM: a merge attempt that fails (the count may grow) queues it
- * on our workqueue with a reference on the mm (vmamerge_compact_maybe_queue()).
+ * mmap(), mremap() or a split would fail with ENOMEM: a merge attempt
+ * that fails (the count may grow) queues it on our workqueue with a
+ * reference on the mm (vmamerge_compact_maybe_queue()).
  * It runs in a kworker, not in the task, which holds mmap_lock then; the
  * task may meanwhile go on mapping - the walk catches up with what it
  * finds.  Its allocations (the anon_vma_chains of a transplant, maple
