@@ -45,7 +45,8 @@
 #endif
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define FP_MAGIC	"kfp-fingerprint 1"
+#define FP_FORMAT	2		/* the fingerprint file format */
+#define FP_MAGIC	"kfp-fingerprint 2"
 #define MAX_FILE	(512u << 20)	/* an image or a list file */
 #define MAX_UNPACKED	(1024u << 20)	/* a decompressed vmlinux */
 #define KSYM_MAX	1024		/* longest expanded symbol name */
@@ -2820,37 +2821,103 @@ static char **read_list(const char *path, size_t *count)
 	return v;
 }
 
-/* CONFIG_CC_VERSION_TEXT and a digest of the option lines of a config. */
-static void read_config(const char *path, char **cc, char *digest)
+/* A kernel config: its compiler, a digest of all its option lines, the lines. */
+struct kconfig {
+	char *cc;			/* CONFIG_CC_VERSION_TEXT */
+	char digest[HASH_HEX + 1];	/* informational: differs between any two builds */
+	struct strv lines;		/* "CONFIG_X=v" and "# CONFIG_X is not set" */
+};
+
+static void read_config(const char *path, struct kconfig *cfg)
 {
-	size_t size, nopt = 0;
+	size_t size;
 	uint8_t *buf = read_file(path, &size);
 	char *p, *line;
 	struct sha256 sh;
 
 	buf = xrealloc(buf, size + 1);
 	buf[size] = '\0';
+	if (memchr(buf, '\0', size))
+		fatal("%s: binary data, not a kernel config", path);
 	p = (char *)buf;
-	*cc = NULL;
+	memset(cfg, 0, sizeof(*cfg));
 	sha256_init(&sh);
 	while ((line = strsep(&p, "\n"))) {
 		if (!strncmp(line, "CONFIG_", 7) ||
 		    (!strncmp(line, "# CONFIG_", 9) && strstr(line, " is not set"))) {
 			sha256_update(&sh, line, strlen(line));
 			sha256_update(&sh, "\n", 1);
-			nopt++;
+			strv_add(&cfg->lines, xstrdup(line));
 		}
-		if (!strncmp(line, "CONFIG_CC_VERSION_TEXT=\"", 24)) {
+		if (!strncmp(line, "CONFIG_CC_VERSION_TEXT=\"", 24) && !cfg->cc) {
 			char *e = strrchr(line + 24, '"');
 
 			if (e)
-				*cc = xstrndup(line + 24, (size_t)(e - line - 24));
+				cfg->cc = xstrndup(line + 24, (size_t)(e - line - 24));
 		}
 	}
-	if (!nopt || !*cc)
+	if (!cfg->lines.n || !cfg->cc)
 		fatal("%s: not a kernel config (no CONFIG_CC_VERSION_TEXT)", path);
-	sha256_hex(&sh, digest);
+	sha256_hex(&sh, cfg->digest);
 	free(buf);
+}
+
+/*
+ * The value of option @name (CONFIG_X) in @cfg as one field of an option
+ * record: the text after '=' when it is one printable word, else "h:" and
+ * its hash; "n" for "is not set"; "absent" when the config lacks it.
+ */
+static void config_value(const struct kconfig *cfg, const char *name,
+			 char *out, size_t len)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < cfg->lines.n; i++) {
+		const char *l = cfg->lines.v[i], *v;
+		bool word = true;
+
+		if (l[0] == '#') {
+			if (!strncmp(l + 2, name, n) && l[2 + n] == ' ') {
+				snprintf(out, len, "n");
+				return;
+			}
+			continue;
+		}
+		if (strncmp(l, name, n) || l[n] != '=')
+			continue;
+		for (v = l + n + 1; *v; v++)
+			word &= isgraph((unsigned char)*v) != 0;
+		v = l + n + 1;
+		if (word && *v && strlen(v) < len) {
+			snprintf(out, len, "%s", v);
+		} else {
+			char h[HASH_HEX + 1];
+
+			hash_str(v, strlen(v), h);
+			snprintf(out, len, "h:%s", h);
+		}
+		return;
+	}
+	snprintf(out, len, "absent");
+}
+
+/* An option list's names as CONFIG_X (the list may leave the prefix out). */
+static char **read_options(const char *path, size_t *count)
+{
+	char **v = read_list(path, count);
+	size_t i;
+
+	for (i = 0; i < *count; i++) {
+		if (strncmp(v[i], "CONFIG_", 7)) {
+			char *full = xmalloc(strlen(v[i]) + 8);
+
+			sprintf(full, "CONFIG_%s", v[i]);
+			free(v[i]);
+			v[i] = full;
+		}
+	}
+	qsort(v, *count, sizeof(*v), cmp_str);
+	return v;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2882,117 +2949,69 @@ static int cmd_symbols(int argc, char **argv)
 	return 0;
 }
 
+/* What a fingerprint covers: the names of its items. */
+struct fp_lists {
+	char **funcs;		/* functions and data */
+	size_t nfuncs;
+	char **structs;
+	size_t nstructs;
+	char **options;		/* CONFIG_X; only with a config */
+	size_t noptions;
+};
+
 /*
  * The fingerprint file, one record a line, fields separated by one space:
- *   kfp-fingerprint 1
+ *   kfp-fingerprint 2
  *   release R | version V... | toolchain T... | build-id HEX|none
  *   banner B... | symbols N | sites KIND,... (informational)
- *   config-cc T... | config HASH          (with --config)
+ *   config-cc T... | config HASH          (with --config; the digest of all
+ *                                          option lines is informational)
  *   func NAME SIZE HASH NPARTS            then NPARTS lines
  *   part NAME LABEL SIZE HASH             (LABEL: symbol[,sympos])
  *   data NAME SIZE HASH                   (HASH "bss" for no contents)
  *   absent NAME
  *   struct NAME SIZE HASH NTYPES
  *   absent-struct NAME
- *   end NITEMS                            (func+data+absent+struct lines)
+ *   option CONFIG_X VALUE                 (with --config: config_value())
+ *   end NITEMS                            (every line but header and part)
  * SIZE: bytes of code without padding (func), to the next symbol (data),
  * sizeof (struct); HASH: first 128 bits of SHA-256, hex.
  */
-static int cmd_fingerprint(int argc, char **argv)
+static void emit_fingerprint(FILE *f, struct image *img,
+			     const struct fp_lists *l, const struct kconfig *cfg)
 {
-	const char *image = NULL, *funcs = NULL, *structs = NULL, *out = NULL;
-	const char *config = NULL;
-	char **fnames, **snames, *cc = NULL, cdigest[HASH_HEX + 1], *tmp = NULL;
-	size_t nf, ns, i, j, nitems = 0;
+	struct norm c = { 0 };
 	struct item *items;
 	struct sitem *st;
-	struct image img;
-	struct norm c = { 0 };
-	FILE *f = stdout;
-	double t0 = now(), t1;
+	size_t i, j, nitems = 0;
+	char val[128];
 
-	for (i = 0; i < (size_t)argc; i++) {
-		const char **dst = NULL;
-
-		if (!strcmp(argv[i], "--functions"))
-			dst = &funcs;
-		else if (!strcmp(argv[i], "--structs"))
-			dst = &structs;
-		else if (!strcmp(argv[i], "--config"))
-			dst = &config;
-		else if (!strcmp(argv[i], "-o"))
-			dst = &out;
-		else if (argv[i][0] == '-' || image)
-			fatal("fingerprint: unexpected argument %s", argv[i]);
-		else
-			image = argv[i];
-		if (dst) {
-			if (++i >= (size_t)argc)
-				fatal("fingerprint: %s needs a value", argv[i - 1]);
-			*dst = argv[i];
-		}
-	}
-	if (!image || !funcs || !structs)
-		fatal("usage: kfp fingerprint IMAGE --functions FILE --structs FILE [--config FILE] [-o OUT]");
-	fnames = read_list(funcs, &nf);
-	snames = read_list(structs, &ns);
-	if (config)
-		read_config(config, &cc, cdigest);
-	load_image(&img, image);
-	if (validate_symbols(&img, false))
-		fatal("%s: kallsyms parse failed validation", img.path);
-	if (cc && !strstr(img.toolchain, cc))
-		fatal("%s: CONFIG_CC_VERSION_TEXT \"%s\" is not the compiler of %s (%s)",
-		      config, cc, image, img.toolchain);
-
-	c.img = &img;
+	c.img = img;
 	c.check = true;
-	items = xcalloc(nf, sizeof(*items));
-	for (i = 0; i < nf; i++)
-		build_item(&c, &items[i], fnames[i], NULL);
+	items = xcalloc(l->nfuncs, sizeof(*items));
+	for (i = 0; i < l->nfuncs; i++)
+		build_item(&c, &items[i], l->funcs[i], NULL);
 	if (c.disagree)
 		fatal("%s: own x86 decoder and libopcodes disagree on %lu instruction lengths",
-		      image, c.disagree);
-	st = xcalloc(ns, sizeof(*st));
-	for (i = 0; i < ns; i++)
-		st[i].name = snames[i];
-	build_structs(&img, st, ns, NULL);
+		      img->path, c.disagree);
+	st = xcalloc(l->nstructs, sizeof(*st));
+	for (i = 0; i < l->nstructs; i++)
+		st[i].name = l->structs[i];
+	build_structs(img, st, l->nstructs, NULL);
 
-	if (out) {
-		struct stat st;
-		int fd;
-
-		if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-			/* a device or a pipe: written in place, never replaced */
-			f = fopen(out, "w");
-			if (!f)
-				fatal("%s: cannot open: %s", out, strerror(errno));
-			out = NULL;
-		} else {
-			/* a file: replaced whole or not at all */
-			tmp = xmalloc(strlen(out) + 16);
-			sprintf(tmp, "%s.kfp-XXXXXX", out);
-			fd = mkstemp(tmp);
-			f = fd < 0 ? NULL : fdopen(fd, "w");
-			if (!f)
-				fatal("%s: cannot create: %s", tmp, strerror(errno));
-			if (fchmod(fd, 0644))
-				fatal("%s: cannot chmod: %s", tmp, strerror(errno));
-		}
-	}
 	fprintf(f, "%s\n", FP_MAGIC);
-	fprintf(f, "release %s\n", img.release);
-	fprintf(f, "version %s\n", img.version);
-	fprintf(f, "toolchain %s\n", img.toolchain);
-	fprintf(f, "build-id %s\n", img.build_id);
-	fprintf(f, "banner %s\n", img.banner);
-	fprintf(f, "symbols %zu\n", img.nsyms);
-	fprintf(f, "sites %s\n", img.tables_found[0] ? img.tables_found : "none");
-	if (cc) {
-		fprintf(f, "config-cc %s\n", cc);
-		fprintf(f, "config %s\n", cdigest);
+	fprintf(f, "release %s\n", img->release);
+	fprintf(f, "version %s\n", img->version);
+	fprintf(f, "toolchain %s\n", img->toolchain);
+	fprintf(f, "build-id %s\n", img->build_id);
+	fprintf(f, "banner %s\n", img->banner);
+	fprintf(f, "symbols %zu\n", img->nsyms);
+	fprintf(f, "sites %s\n", img->tables_found[0] ? img->tables_found : "none");
+	if (cfg) {
+		fprintf(f, "config-cc %s\n", cfg->cc);
+		fprintf(f, "config %s\n", cfg->digest);
 	}
-	for (i = 0; i < nf; i++) {
+	for (i = 0; i < l->nfuncs; i++) {
 		struct item *it = &items[i];
 
 		nitems++;
@@ -3010,7 +3029,7 @@ static int cmd_fingerprint(int argc, char **argv)
 					it->parts[j].hash);
 		}
 	}
-	for (i = 0; i < ns; i++) {
+	for (i = 0; i < l->nstructs; i++) {
 		nitems++;
 		if (!st[i].ntypes)
 			fprintf(f, "absent-struct %s\n", st[i].name);
@@ -3018,26 +3037,122 @@ static int cmd_fingerprint(int argc, char **argv)
 			fprintf(f, "struct %s %" PRIu64 " %s %u\n", st[i].name,
 				st[i].size, st[i].hash, st[i].ntypes);
 	}
-	fprintf(f, "end %zu\n", nitems);
-	if (out) {
-		if (fflush(f) || ferror(f) || fclose(f)) {
-			unlink(tmp);
-			fatal("%s: write error: %s", tmp, strerror(errno));
-		}
-		if (rename(tmp, out)) {
-			unlink(tmp);
-			fatal("%s: cannot rename to %s: %s", tmp, out, strerror(errno));
-		}
-	} else if (f != stdout) {
-		if (fflush(f) || ferror(f) || fclose(f))
-			fatal("write error: %s", strerror(errno));
-	} else {
-		finish_stdout();
+	for (i = 0; cfg && i < l->noptions; i++) {
+		nitems++;
+		config_value(cfg, l->options[i], val, sizeof(val));
+		fprintf(f, "option %s %s\n", l->options[i], val);
 	}
-	t1 = now();
+	fprintf(f, "end %zu\n", nitems);
+	free(items);	/* (the parts stay: freed at exit) */
+	free(st);
+}
+
+/* The image, its symbols checked, and its compiler against the config's. */
+static void open_image(struct image *img, const char *path,
+		       const struct kconfig *cfg, const char *cfg_path)
+{
+	load_image(img, path);
+	if (validate_symbols(img, false))
+		fatal("%s: kallsyms parse failed validation", img->path);
+	if (cfg && !strstr(img->toolchain, cfg->cc))
+		fatal("%s: CONFIG_CC_VERSION_TEXT \"%s\" is not the compiler of %s (%s)",
+		      cfg_path, cfg->cc, path, img->toolchain);
+}
+
+/* Write to @out whole or not at all (a device or pipe: in place). */
+static FILE *open_output(const char *out, char **tmp)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	*tmp = NULL;
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		f = fopen(out, "w");
+		if (!f)
+			fatal("%s: cannot open: %s", out, strerror(errno));
+		return f;
+	}
+	*tmp = xmalloc(strlen(out) + 16);
+	sprintf(*tmp, "%s.kfp-XXXXXX", out);
+	fd = mkstemp(*tmp);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f)
+		fatal("%s: cannot create: %s", *tmp, strerror(errno));
+	if (fchmod(fd, 0644))
+		fatal("%s: cannot chmod: %s", *tmp, strerror(errno));
+	return f;
+}
+
+static void close_output(FILE *f, const char *out, char *tmp)
+{
+	if (f == stdout) {
+		finish_stdout();
+		return;
+	}
+	if (fflush(f) || ferror(f) || fclose(f)) {
+		if (tmp)
+			unlink(tmp);
+		fatal("%s: write error: %s", tmp ? tmp : out, strerror(errno));
+	}
+	if (tmp && rename(tmp, out)) {
+		unlink(tmp);
+		fatal("%s: cannot rename to %s: %s", tmp, out, strerror(errno));
+	}
+	free(tmp);
+}
+
+static int cmd_fingerprint(int argc, char **argv)
+{
+	const char *image = NULL, *funcs = NULL, *structs = NULL, *out = NULL;
+	const char *config = NULL, *options = NULL;
+	struct fp_lists l = { 0 };
+	struct kconfig cfg;
+	struct image img;
+	char *tmp = NULL;
+	FILE *f = stdout;
+	double t0 = now();
+	size_t i;
+
+	for (i = 0; i < (size_t)argc; i++) {
+		const char **dst = NULL;
+
+		if (!strcmp(argv[i], "--functions"))
+			dst = &funcs;
+		else if (!strcmp(argv[i], "--structs"))
+			dst = &structs;
+		else if (!strcmp(argv[i], "--config"))
+			dst = &config;
+		else if (!strcmp(argv[i], "--options"))
+			dst = &options;
+		else if (!strcmp(argv[i], "-o"))
+			dst = &out;
+		else if (argv[i][0] == '-' || image)
+			fatal("fingerprint: unexpected argument %s", argv[i]);
+		else
+			image = argv[i];
+		if (dst) {
+			if (++i >= (size_t)argc)
+				fatal("fingerprint: %s needs a value", argv[i - 1]);
+			*dst = argv[i];
+		}
+	}
+	if (!image || !funcs || !structs || (options && !config))
+		fatal("usage: kfp fingerprint IMAGE --functions FILE --structs FILE [--config FILE [--options FILE]] [-o OUT]");
+	l.funcs = read_list(funcs, &l.nfuncs);
+	l.structs = read_list(structs, &l.nstructs);
+	if (options)
+		l.options = read_options(options, &l.noptions);
+	if (config)
+		read_config(config, &cfg);
+	open_image(&img, image, config ? &cfg : NULL, config);
+	if (out)
+		f = open_output(out, &tmp);
+	emit_fingerprint(f, &img, &l, config ? &cfg : NULL);
+	close_output(f, out, tmp);
 	if (getenv("KFP_TIMING"))
 		fprintf(stderr, "%s: %s: unpack+ELF %.2fs, kallsyms %.2fs, total %.2fs\n",
-			prog, image, img.t_unpack, img.t_kallsyms, t1 - t0);
+			prog, image, img.t_unpack, img.t_kallsyms, now() - t0);
 	return 0;
 }
 
@@ -3146,7 +3261,7 @@ static int cmd_decoder_check(int argc, char **argv)
 /* ---- compare ---- */
 
 struct fp_item {
-	char *key;		/* "sym NAME", "struct NAME" */
+	char *key;		/* "sym NAME", "struct NAME", "option NAME" */
 	char *line;		/* the item's line */
 	char kind[16];
 	char *name;
@@ -3220,10 +3335,24 @@ static void check_header(const struct fp *fp, size_t lineno)
 		bad_fp(fp, lineno, "config-cc and config lines come together");
 }
 
-static void read_fp(struct fp *fp, const char *path)
+/* A magic line of another format version: say so, not just "not a fingerprint". */
+static void check_magic(const char *path, const char *line)
 {
-	size_t size, lineno = 0, nitems = 0, pending = 0;
-	uint8_t *buf;
+	const char *v = line + strlen("kfp-fingerprint ");
+
+	if (!strcmp(line, FP_MAGIC))
+		return;
+	if (!strncmp(line, "kfp-fingerprint ", 16) && is_num(v))
+		fatal("%s: fingerprint format %s; this kfp reads format %d: regenerate the fingerprint with this kfp",
+		      path, v, FP_FORMAT);
+	fatal("%s: not a fingerprint file (first line is not \"%s\")", path,
+	      FP_MAGIC);
+}
+
+/* Parse the fingerprint in @buf (@size bytes, taken over), named @path. */
+static void parse_fp(struct fp *fp, const char *path, uint8_t *buf, size_t size)
+{
+	size_t lineno = 0, nitems = 0, pending = 0;
 	char *p, *line;
 	bool ended = false, magic = false;
 	int hk;
@@ -3231,7 +3360,6 @@ static void read_fp(struct fp *fp, const char *path)
 
 	memset(fp, 0, sizeof(*fp));
 	fp->path = path;
-	buf = read_file(path, &size);
 	if (size == 0)
 		fatal("%s: empty file, not a fingerprint", path);
 	if (memchr(buf, '\0', size))
@@ -3251,9 +3379,7 @@ static void read_fp(struct fp *fp, const char *path)
 		if (ended)
 			bad_fp(fp, lineno, "text after the end line");
 		if (!magic) {
-			if (strcmp(line, FP_MAGIC))
-				fatal("%s: not a fingerprint file (first line is not \"%s\")",
-				      path, FP_MAGIC);
+			check_magic(path, line);
 			magic = true;
 			continue;
 		}
@@ -3309,6 +3435,9 @@ static void read_fp(struct fp *fp, const char *path)
 				ns = "struct";
 			else if (!strcmp(f[0], "absent-struct"))
 				ok = nf == 2, ns = "struct";
+			else if (!strcmp(f[0], "option"))
+				ok = nf == 3 && !strncmp(f[1], "CONFIG_", 7),
+				ns = "option";
 			else
 				bad_fp(fp, lineno, "unknown record");
 			if (!ok || !valid_name(f[1])) {
@@ -3345,6 +3474,14 @@ static void read_fp(struct fp *fp, const char *path)
 	fp->config = fp->hdr[H_CONFIG];
 	fp->config_cc = fp->hdr[H_CONFIG_CC];
 	free(buf);
+}
+
+static void read_fp(struct fp *fp, const char *path)
+{
+	size_t size;
+	uint8_t *buf = read_file(path, &size);
+
+	parse_fp(fp, path, buf, size);
 }
 
 static struct fp_item *fp_find(struct fp *fp, const char *key)
@@ -3413,123 +3550,315 @@ static const char *field(const char *line, int n, char *buf, size_t len)
 	return buf;
 }
 
+/* What compare_fp() found. */
+struct fp_diff {
+	size_t nfunc, nstruct, noption, ndata, nabsent, ndiff;
+	struct sbuf items;	/* " KIND:NAME" of each difference */
+};
+
+static const char *item_kind(const struct fp_item *x)
+{
+	return !strncmp(x->kind, "absent", 6) ? (!strcmp(x->kind, "absent") ?
+	       "func" : "struct") : x->kind;
+}
+
+static void count_same(const struct fp_item *x, struct fp_diff *d)
+{
+	if (!strcmp(x->kind, "func"))
+		d->nfunc++;
+	else if (!strcmp(x->kind, "struct"))
+		d->nstruct++;
+	else if (!strcmp(x->kind, "option"))
+		d->noption++;
+	else if (!strcmp(x->kind, "data"))
+		d->ndata++;
+	else
+		d->nabsent++;
+}
+
+static bool same_item(const struct fp_item *x, const struct fp_item *y)
+{
+	size_t k;
+
+	if (strcmp(x->line, y->line) || x->parts.n != y->parts.n)
+		return false;
+	for (k = 0; k < x->parts.n; k++)
+		if (strcmp(x->parts.v[k], y->parts.v[k]))
+			return false;
+	return true;
+}
+
+/* Why x and y (same key) differ, one line to @out. */
+static void explain_item(FILE *out, struct fp_item *x, struct fp_item *y)
+{
+	struct sbuf why = { 0 };
+	char f1[64], f2[64];
+
+	if (!strncmp(x->kind, "absent", 6) || !strncmp(y->kind, "absent", 6)) {
+		fprintf(out, "%s %s %s\n", !strncmp(x->kind, "absent", 6) ?
+			"absent-in-A" : "absent-in-B",
+			strncmp(x->kind, "absent", 6) ? x->kind : y->kind, x->name);
+		return;
+	}
+	if (strcmp(x->kind, y->kind)) {
+		fprintf(out, "different %s %s: %s in B\n", x->kind, x->name, y->kind);
+		return;
+	}
+	if (!strcmp(x->kind, "option")) {
+		fprintf(out, "different option %s: %s -> %s\n", x->name,
+			field(x->line, 2, f1, sizeof(f1)),
+			field(y->line, 2, f2, sizeof(f2)));
+		return;
+	}
+	if (strcmp(field(x->line, 2, f1, sizeof(f1)),
+		   field(y->line, 2, f2, sizeof(f2))))
+		sb_printf(&why, "size %s -> %s", f1, f2);
+	else
+		sb_puts(&why, "same size");
+	if (!strcmp(x->kind, "func"))
+		explain_parts(x, y, &why);
+	if (!strcmp(x->kind, "struct") &&
+	    strcmp(field(x->line, 4, f1, sizeof(f1)),
+		   field(y->line, 4, f2, sizeof(f2))))
+		sb_printf(&why, "; %s -> %s BTF types of this name", f1, f2);
+	fprintf(out, "different %s %s: %s\n", x->kind, x->name, sb_str(&why));
+	free(why.p);
+}
+
+static void note_diff(struct fp_diff *d, const char *kind, const char *name)
+{
+	d->ndiff++;
+	sb_printf(&d->items, " %s:%s", kind, name);
+}
+
+/*
+ * Compare @a with @b item by item, by name; also the toolchain and the
+ * compiler the configs name.  The config digest, release, version,
+ * build id, banner, symbol count and site kinds are informational: they
+ * differ between any two builds.  One line per item to @out, if not NULL.
+ */
+static void compare_fp(struct fp *a, struct fp *b, FILE *out, struct fp_diff *d)
+{
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	if (strcmp(a->toolchain, b->toolchain)) {
+		if (out)
+			fprintf(out, "different toolchain: \"%s\" -> \"%s\"\n",
+				a->toolchain, b->toolchain);
+		note_diff(d, "toolchain", "compiler");
+	} else if (out) {
+		fprintf(out, "identical toolchain\n");
+	}
+	/* both or neither made with --config: one alone proves nothing */
+	if (!a->config_cc != !b->config_cc ||
+	    (a->config_cc && strcmp(a->config_cc, b->config_cc))) {
+		if (out)
+			fprintf(out, "different config-cc: \"%s\" -> \"%s\"\n",
+				a->config_cc ? a->config_cc : "(no config)",
+				b->config_cc ? b->config_cc : "(no config)");
+		note_diff(d, "config", "CONFIG_CC_VERSION_TEXT");
+	}
+	for (i = 0; i < a->n; i++)
+		a->items[i].matched = false;
+	for (i = 0; i < b->n; i++)
+		b->items[i].matched = false;
+	for (i = 0; i < a->n; i++) {
+		struct fp_item *x = &a->items[i], *y = fp_find(b, x->key);
+
+		if (!y) {
+			if (out)
+				fprintf(out, "missing-in-B %s %s\n", x->kind, x->name);
+			note_diff(d, item_kind(x), x->name);
+			continue;
+		}
+		y->matched = true;
+		if (same_item(x, y)) {
+			count_same(x, d);
+			if (out)
+				fprintf(out, "%s %s %s\n", strncmp(x->kind, "absent", 6) ?
+					"identical" : "absent-in-both", x->kind, x->name);
+			continue;
+		}
+		note_diff(d, item_kind(x), x->name);
+		if (out)
+			explain_item(out, x, y);
+	}
+	for (i = 0; i < b->n; i++) {
+		if (b->items[i].matched)
+			continue;
+		if (out)
+			fprintf(out, "missing-in-A %s %s\n", b->items[i].kind,
+				b->items[i].name);
+		note_diff(d, item_kind(&b->items[i]), b->items[i].name);
+	}
+}
+
 static int cmd_compare(int argc, char **argv)
 {
 	struct fp a, b;
-	struct sbuf differ = { 0 }, why = { 0 };
-	size_t i, nfunc = 0, nstruct = 0, ndata = 0, nabsent = 0, ndiff = 0;
+	struct fp_diff d;
 
 	if (argc != 2)
 		fatal("usage: kfp compare A B");
 	read_fp(&a, argv[0]);
 	read_fp(&b, argv[1]);
-	printf("A: %s %s\nB: %s %s\n", a.release ? a.release : "?",
-	       a.version ? a.version : "", b.release ? b.release : "?",
-	       b.version ? b.version : "");
-	if (strcmp(a.toolchain, b.toolchain)) {
-		printf("different toolchain: \"%s\" -> \"%s\"\n", a.toolchain,
-		       b.toolchain);
-		sb_puts(&differ, " toolchain");
-		ndiff++;
-	} else {
-		printf("identical toolchain\n");
+	printf("A: %s %s\nB: %s %s\n", a.release, a.version, b.release, b.version);
+	compare_fp(&a, &b, stdout, &d);
+	printf("%zu functions, %zu structs, %zu options identical; %zu differ%s%s\n",
+	       d.nfunc, d.nstruct, d.noption, d.ndiff, d.ndiff ? ":" : "",
+	       d.ndiff ? sb_str(&d.items) : "");
+	printf("also identical: %zu data, %zu absent in both\n", d.ndata, d.nabsent);
+	finish_stdout();
+	free(d.items.p);
+	return d.ndiff ? 1 : 0;
+}
+
+/* ---- check: an image against the fingerprints of validated builds ---- */
+
+/* "6.12" of "6.12.117+deb12-amd64" (at most 15 characters). */
+static void series_of(const char *release, char *out, size_t len)
+{
+	size_t n = strspn(release, "0123456789");
+
+	if (release[n] == '.')
+		n += 1 + strspn(release + n + 1, "0123456789");
+	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), release);
+}
+
+/* The names a fingerprint covers, to fingerprint another image alike. */
+static void lists_of(const struct fp *fp, struct fp_lists *l)
+{
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	for (i = 0; i < fp->n; i++) {
+		const char *ns = fp->items[i].key;
+		char ***v;
+		size_t *n;
+
+		if (!strncmp(ns, "sym ", 4))
+			v = &l->funcs, n = &l->nfuncs;
+		else if (!strncmp(ns, "struct ", 7))
+			v = &l->structs, n = &l->nstructs;
+		else
+			v = &l->options, n = &l->noptions;
+		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+		(*v)[(*n)++] = fp->items[i].name;
 	}
-	/* both or neither made with --config: one alone proves nothing */
-	if (a.config && b.config) {
-		if (strcmp(a.config, b.config) || strcmp(a.config_cc, b.config_cc)) {
-			printf("different config\n");
-			sb_puts(&differ, " config");
-			ndiff++;
+	if (!l->nfuncs || !l->nstructs)
+		fatal("%s: a fingerprint without functions or structs cannot admit a build",
+		      fp->path);
+	if (!fp->config_cc || !l->noptions)
+		fatal("%s: made without --config and --options: cannot admit a build",
+		      fp->path);
+}
+
+/* The image fingerprinted as @ref was, parsed into @mine. */
+static void fingerprint_like(struct image *img, const struct kconfig *cfg,
+			     const struct fp *ref, struct fp *mine)
+{
+	struct fp_lists l;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f)
+		fatal("open_memstream: %s", strerror(errno));
+	lists_of(ref, &l);
+	emit_fingerprint(f, img, &l, cfg);
+	if (fclose(f))
+		fatal("open_memstream: %s", strerror(errno));
+	parse_fp(mine, img->path, (uint8_t *)buf, size);
+	free(l.funcs);
+	free(l.structs);
+	free(l.options);
+}
+
+/*
+ * kfp check IMAGE --config CONFIG [--release RELEASE] FINGERPRINT...
+ * Is IMAGE equivalent to one of the validated builds whose fingerprints
+ * are given: every item of that fingerprint identical, fingerprinted from
+ * IMAGE with the fingerprint's own lists?  Records on stdout (image,
+ * version, build-id, one ref line per fingerprint, then "equivalent REF"
+ * or "refused NEAREST"); exit 0 equivalent, 1 refused, 2 bad input.
+ */
+static int cmd_check(int argc, char **argv)
+{
+	const char *image = NULL, *config = NULL, *release = NULL;
+	char want[16], have[16];
+	const char *admitted = NULL, *nearest = "none";
+	size_t i, nrefs = 0, best = SIZE_MAX;
+	struct kconfig cfg;
+	struct image img;
+	struct fp *refs;
+
+	refs = xcalloc((size_t)argc + 1, sizeof(*refs));
+	for (i = 0; i < (size_t)argc; i++) {
+		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "--release")) {
+			if (i + 1 >= (size_t)argc)
+				fatal("check: %s needs a value", argv[i]);
+			*(!strcmp(argv[i], "--config") ? &config : &release) = argv[i + 1];
+			i++;
+		} else if (argv[i][0] == '-') {
+			fatal("check: unexpected argument %s", argv[i]);
+		} else if (!image) {
+			image = argv[i];
 		} else {
-			printf("identical config\n");
+			read_fp(&refs[nrefs++], argv[i]);
 		}
-	} else if (a.config || b.config) {
-		printf("absent-in-%s config (fingerprint made without --config)\n",
-		       a.config ? "B" : "A");
-		sb_puts(&differ, " config");
-		ndiff++;
 	}
-	for (i = 0; i < a.n + b.n; i++) {
-		struct fp_item *x = i < a.n ? &a.items[i] : &b.items[i - a.n];
-		struct fp_item *y = i < a.n ? fp_find(&b, x->key) : NULL;
-		char f1[64], f2[64];
+	if (!image || !config || !nrefs)
+		fatal("usage: kfp check IMAGE --config CONFIG [--release RELEASE] FINGERPRINT...");
+	read_config(config, &cfg);
+	open_image(&img, image, &cfg, config);
+	if (release && strcmp(release, img.release))
+		fatal("%s: the image is of kernel %s, not %s", image, img.release,
+		      release);
+	printf("image %s\nversion %s\nbuild-id %s\n", img.release, img.version,
+	       img.build_id);
+	series_of(img.release, have, sizeof(have));
+	for (i = 0; i < nrefs; i++) {
+		struct fp mine;
+		struct fp_diff d;
 
-		if (i >= a.n) {
-			if (x->matched)
-				continue;
-			printf("missing-in-A %s %s\n", x->kind, x->name);
-			sb_printf(&differ, " %s", x->name);
-			ndiff++;
+		series_of(refs[i].release, want, sizeof(want));
+		if (strcmp(want, have)) {
+			printf("ref %s other-series\n", refs[i].release);
 			continue;
 		}
-		if (!y) {
-			printf("missing-in-B %s %s\n", x->kind, x->name);
-			sb_printf(&differ, " %s", x->name);
-			ndiff++;
-			continue;
-		}
-		y->matched = true;
-		if (!strcmp(x->line, y->line) && x->parts.n == y->parts.n) {
-			size_t k;
-			bool same = true;
-
-			for (k = 0; k < x->parts.n; k++)
-				same &= !strcmp(x->parts.v[k], y->parts.v[k]);
-			if (same) {
-				if (!strcmp(x->kind, "func"))
-					nfunc++;
-				else if (!strcmp(x->kind, "struct"))
-					nstruct++;
-				else if (!strcmp(x->kind, "data"))
-					ndata++;
-				else
-					nabsent++;
-				printf("%s %s %s\n", strncmp(x->kind, "absent", 6) ?
-				       "identical" : "absent-in-both", x->kind, x->name);
-				continue;
+		fingerprint_like(&img, &cfg, &refs[i], &mine);
+		compare_fp(&refs[i], &mine, NULL, &d);
+		if (!d.ndiff) {
+			printf("ref %s identical %zu %zu %zu\n", refs[i].release,
+			       d.nfunc, d.nstruct, d.noption);
+			if (!admitted)
+				admitted = refs[i].release;
+		} else {
+			printf("ref %s differs %zu%s\n", refs[i].release, d.ndiff,
+			       sb_str(&d.items));
+			if (d.ndiff < best) {
+				best = d.ndiff;
+				nearest = refs[i].release;
 			}
 		}
-		ndiff++;
-		sb_printf(&differ, " %s", x->name);
-		sb_reset(&why);
-		if (!strncmp(x->kind, "absent", 6) || !strncmp(y->kind, "absent", 6)) {
-			printf("%s %s %s\n", !strncmp(x->kind, "absent", 6) ?
-			       "absent-in-A" : "absent-in-B",
-			       strncmp(x->kind, "absent", 6) ? x->kind : y->kind, x->name);
-			continue;
-		}
-		if (strcmp(x->kind, y->kind)) {
-			printf("different %s %s: %s in B\n", x->kind, x->name, y->kind);
-			continue;
-		}
-		if (strcmp(field(x->line, 2, f1, sizeof(f1)),
-			   field(y->line, 2, f2, sizeof(f2))))
-			sb_printf(&why, "size %s -> %s", f1, f2);
-		else
-			sb_puts(&why, "same size");
-		if (!strcmp(x->kind, "func"))
-			explain_parts(x, y, &why);
-		if (!strcmp(x->kind, "struct") &&
-		    strcmp(field(x->line, 4, f1, sizeof(f1)),
-			   field(y->line, 4, f2, sizeof(f2))))
-			sb_printf(&why, "; %s -> %s BTF types of this name", f1, f2);
-		printf("different %s %s: %s\n", x->kind, x->name, sb_str(&why));
+		free(d.items.p);
 	}
-	printf("%zu functions, %zu structs identical; %zu differ%s%s\n", nfunc,
-	       nstruct, ndiff, ndiff ? ":" : "", ndiff ? sb_str(&differ) : "");
-	printf("also identical: %zu data, %zu absent in both\n", ndata, nabsent);
+	if (admitted)
+		printf("equivalent %s\n", admitted);
+	else
+		printf("refused %s\n", nearest);
 	finish_stdout();
-	free(differ.p);
-	free(why.p);
-	return ndiff ? 1 : 0;
+	return admitted ? 0 : 1;
 }
 
 static void __attribute__((noreturn)) usage_exit(void)
 {
 	fprintf(stderr, "%s",
 		"usage: kfp symbols IMAGE\n"
-		"       kfp fingerprint IMAGE --functions FILE --structs FILE [--config FILE] [-o OUT]\n"
+		"       kfp fingerprint IMAGE --functions FILE --structs FILE [--config FILE [--options FILE]] [-o OUT]\n"
 		"       kfp compare A B\n"
+		"       kfp check IMAGE --config CONFIG [--release RELEASE] FINGERPRINT...\n"
 		"       kfp disasm IMAGE NAME...\n"
 		"       kfp decoder-check IMAGE\n");
 	exit(2);
@@ -3545,6 +3874,8 @@ int main(int argc, char **argv)
 		return cmd_fingerprint(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "compare"))
 		return cmd_compare(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "check"))
+		return cmd_check(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "disasm"))
 		return cmd_disasm(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "decoder-check"))
