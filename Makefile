@@ -49,10 +49,15 @@ $(KLP_CONVERT): module/klp-convert/klp-convert.c
 
 klp-convert: $(KLP_CONVERT)
 
-# Build, then turn the listed internal symbols into livepatch relocations,
+# A build that module/builds.list does not list is built only when its
+# image is proven equivalent to a listed build's (module/admit.sh; the
+# image: VMLINUZ=PATH, else /boot/vmlinuz-<release>; KCONFIG=PATH, KFP=PATH).
+# Then build, turn the listed internal symbols into livepatch relocations,
 # and prove that no replacement function ends in a tail call.
 # One version for module, CLI and dkms: dkms.conf's PACKAGE_VERSION.
 module: check-kdir $(KLP_CONVERT)
+	VMLINUZ="$(VMLINUZ)" KCONFIG="$(KCONFIG)" KFP="$(KFP)" \
+		sh module/admit.sh $(KDIR) admitted.list
 	$(MAKE) -C $(KDIR) M=$(CURDIR) \
 		KCPPFLAGS="$(KCPPFLAGS) -DVMAMERGE_VERSION=$(VERSION_DKMS)" modules
 	$(KLP_CONVERT) --series $(SERIES) module/ksyms.list vmamerge.ko
@@ -103,7 +108,7 @@ kcsan:
 
 clean:
 	-test ! -f $(KDIR)/Makefile || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -f $(KLP_CONVERT) ksyms-weak.h .ksyms-weak.h.cmd \
+	rm -f $(KLP_CONVERT) ksyms-weak.h .ksyms-weak.h.cmd admitted.list \
 		validated-builds.h .validated-builds.h.cmd \
 		vmamerge-hook-offsets.h module/kernel-*/hook_offsets.s
 	-$(MAKE) -C userspace clean

@@ -14,7 +14,11 @@ struct vmamerge_build {
 	const char *release;	/* utsname()->release */
 	const char *version;	/* utsname()->version, exactly */
 	const char *debver;	/* the Debian package version */
-	const char *tier;	/* "full", "smoke" or "debug" (a full build's twins) */
+	const char *tier;	/* "full", "smoke", "debug" (a full build's twins)
+				 * or "equivalent" (admitted by module/admit.sh) */
+	const char *equivalent_to; /* equivalent: the listed build; else "" */
+	const char *build_id;	/* hex NT_GNU_BUILD_ID of the image checked
+				 * or validated; "" for the debug twins */
 };
 
 /*
@@ -66,7 +70,7 @@ static inline int vmamerge_nearest_build(const struct vmamerge_build *b,
 	int i, best = -1;
 
 	for (i = 0; i < n; i++) {
-		if (!strcmp(b[i].tier, "debug") ||
+		if (!strcmp(b[i].tier, "debug") || !strcmp(b[i].tier, "equivalent") ||
 		    strncmp(release, b[i].series, strlen(b[i].series)) ||
 		    release[strlen(b[i].series)] != '.')
 			continue;

@@ -17,12 +17,6 @@
 #include <linux/utsname.h>
 
 #include "vmamerge.h"
-/* -DVMAMERGE_VERSION=<dkms.conf's PACKAGE_VERSION>, from the Makefile */
-#ifdef VMAMERGE_VERSION
-#define VMAMERGE_VERSION_STR __stringify(VMAMERGE_VERSION)
-#else
-#define VMAMERGE_VERSION_STR "unknown"	/* built without the Makefile */
-#endif
 
 int vmamerge_mode = VMAMERGE_MODE_OPTIN;
 unsigned int vmamerge_features = VMAMERGE_FEATURES_ALL;
@@ -312,6 +306,9 @@ static int __init vmamerge_init(void)
 	ret = vmamerge_check_running_build();
 	if (ret)
 		return ret;
+	ret = vmamerge_build_sysfs_init();
+	if (ret)
+		return ret;
 	/* The counters need no setup: per-CPU data, shadows made on demand. */
 	ret = vmamerge_transplant_init();
 	if (ret)
@@ -353,6 +350,7 @@ err_transplant:
 	vmamerge_transplant_exit();
 err_counters:
 	vmamerge_counters_exit();
+	vmamerge_build_sysfs_exit();
 	return ret;
 }
 
@@ -371,6 +369,7 @@ static void __exit vmamerge_exit(void)
 	vmamerge_transplant_exit();
 	vmamerge_counters_exit();
 	vmamerge_test_lock_exit();
+	vmamerge_build_sysfs_exit();
 	pr_info("unloaded\n");
 }
 

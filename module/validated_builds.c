@@ -19,6 +19,15 @@
  * from those sources and compiled against the tree they load into, so the
  * twin runs the same code under the checkers; build.sh stamps its UTS
  * version with the Debian version it was built from.
+ *
+ * A build that is not listed gets into the table when module/admit.sh
+ * proved its image equivalent to a listed build's at build time (tier
+ * "equivalent"): every function, struct and config option of that
+ * build's fingerprint identical.  The build id of the image it checked
+ * is recorded, as is that of every listed build's image
+ * (module/fingerprints/), and the module compares it with the running
+ * kernel's: the release and UTS version alone do not prove that the
+ * running text is the image that was compared.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,6 +35,9 @@
 #include <linux/module.h>
 #include <linux/string.h>
 #include <linux/utsname.h>
+#include <linux/buildid.h>
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
 #include <generated/utsrelease.h>
 
 #include "vmamerge.h"
@@ -36,10 +48,78 @@ static const struct vmamerge_build vmamerge_validated_builds[] = {
 	VMAMERGE_VALIDATED_BUILDS
 };
 
+/* The table entry of the running kernel, once the load check passed. */
+static const struct vmamerge_build *vmamerge_running;
+
 static bool vmamerge_build_matches(const struct vmamerge_build *b)
 {
 	return !strcmp(b->release, init_utsname()->release) &&
 	       !strcmp(b->version, init_utsname()->version);
+}
+
+/*
+ * Is the running kernel's build id (vmlinux_build_id, read from its own
+ * .notes at boot) the one recorded for @b?  An empty record (the debug
+ * twins, built on the test machine) is not checked.
+ */
+static bool vmamerge_build_id_matches(const struct vmamerge_build *b)
+{
+	u8 want[BUILD_ID_SIZE_MAX];
+	size_t len = strlen(b->build_id) / 2;
+
+	if (!*b->build_id)
+		return true;
+	if (len > BUILD_ID_SIZE_MAX || hex2bin(want, b->build_id, len))
+		return false;
+	return !memcmp(want, vmlinux_build_id, len);
+}
+
+/* Why the running kernel is refused although its release and version match. */
+static void vmamerge_report_build_id(const struct vmamerge_build *b)
+{
+	pr_err("refusing to load: kernel %s has build id %*phN, but the image %s had %s\n",
+	       b->release, BUILD_ID_SIZE_MAX, vmlinux_build_id,
+	       !strcmp(b->tier, "equivalent") ? "checked when this module was built" :
+	       "validated", b->build_id);
+	pr_err("the running kernel is another image of the same release: rebuild the module for it ('dkms install vmamerge/%s -k %s --force' or 'make KVER=%s')\n",
+	       VMAMERGE_VERSION_STR, b->release, b->release);
+}
+
+static ssize_t build_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	const struct vmamerge_build *b = vmamerge_running;
+
+	if (!*b->equivalent_to)
+		return sysfs_emit(buf, "%s\n", b->tier);
+	return sysfs_emit(buf, "%s %s\n", b->tier, b->equivalent_to);
+}
+
+/*
+ * /sys/module/vmamerge/build: the tier of the running build ("full",
+ * "smoke", "debug", or "equivalent REFERENCE"), readable under lockdown.
+ */
+static struct kobj_attribute vmamerge_build_attr = __ATTR_RO(build);
+
+int vmamerge_build_sysfs_init(void)
+{
+	return sysfs_create_file(&THIS_MODULE->mkobj.kobj,
+				 &vmamerge_build_attr.attr);
+}
+
+void vmamerge_build_sysfs_exit(void)
+{
+	sysfs_remove_file(&THIS_MODULE->mkobj.kobj, &vmamerge_build_attr.attr);
+}
+
+/* The tier line of the load message. */
+static void vmamerge_report_tier(const struct vmamerge_build *b)
+{
+	if (*b->equivalent_to)
+		pr_info("kernel %s: tier %s (to the validated build %s; build id %s)\n",
+			b->release, b->tier, b->equivalent_to, b->build_id);
+	else
+		pr_info("kernel %s: tier %s\n", b->release, b->tier);
 }
 
 /*
@@ -60,8 +140,8 @@ static void vmamerge_report_unvalidated(void)
 		pr_err("nearest validated build: %s (%s)\n",
 		       vmamerge_validated_builds[i].release,
 		       vmamerge_validated_builds[i].debver);
-	pr_err("port it from the vmamerge source: make port KVER=%s (docs/testing.md); validated builds: modinfo -F validated vmamerge\n",
-	       rel);
+	pr_err("rebuild the module for it so that its image is checked for equivalence ('dkms install vmamerge/%s -k %s'); if that refuses, port it: make port KVER=%s (docs/testing.md); validated builds: modinfo -F validated vmamerge\n",
+	       VMAMERGE_VERSION_STR, rel, rel);
 }
 
 /*
@@ -80,9 +160,19 @@ int vmamerge_check_running_build(void)
 		       init_utsname()->release);
 		return -ENOEXEC;
 	}
-	for (i = 0; i < ARRAY_SIZE(vmamerge_validated_builds); i++)
-		if (vmamerge_build_matches(&vmamerge_validated_builds[i]))
-			return 0;
+	for (i = 0; i < ARRAY_SIZE(vmamerge_validated_builds); i++) {
+		const struct vmamerge_build *b = &vmamerge_validated_builds[i];
+
+		if (!vmamerge_build_matches(b))
+			continue;
+		if (!vmamerge_build_id_matches(b)) {
+			vmamerge_report_build_id(b);
+			return -ENOEXEC;
+		}
+		vmamerge_running = b;
+		vmamerge_report_tier(b);
+		return 0;
+	}
 	vmamerge_report_unvalidated();
 	return -ENOEXEC;
 }

@@ -11,6 +11,7 @@
 #include <linux/mm_types.h>
 #include <linux/livepatch.h>
 #include <linux/moduleparam.h>
+#include <linux/stringify.h>
 #include "uapi/vmamerge.h"
 #include "glue.h"	/* module/kernel-<series>/glue.h: MMF bits etc. */
 
@@ -37,9 +38,18 @@ struct vmamerge_bounded_param {
 };
 extern const struct kernel_param_ops vmamerge_param_bounded_ops;
 
+/* -DVMAMERGE_VERSION=<dkms.conf's PACKAGE_VERSION>, from the Makefile */
+#ifdef VMAMERGE_VERSION
+#define VMAMERGE_VERSION_STR __stringify(VMAMERGE_VERSION)
+#else
+#define VMAMERGE_VERSION_STR "unknown"	/* built without the Makefile */
+#endif
+
 /* ---- validated kernel builds (validated_builds.c) ---- */
 
 int vmamerge_check_running_build(void);
+int vmamerge_build_sysfs_init(void);
+void vmamerge_build_sysfs_exit(void);
 
 /* testing only: -EAGAIN when test_fail_init= names @step (core.c) */
 int vmamerge_injected_failure(int step);
