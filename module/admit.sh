@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # admit.sh KDIR OUT - may the module be built for the kernel of KDIR?
+# admit.sh --release RELEASE - the same question, for the kernel hook
+#                               (tools/kernel-postinst); nothing written
 #
 # The Makefile's "module" target (hence dkms) runs it before Kbuild.
 #   - A build of module/builds.list: OUT is emptied; exit 0.
@@ -22,16 +24,24 @@
 # kfp: KFP, else the checkout's tools/kfp (built when missing), else the
 # installed /usr/lib/vmamerge/kfp or /usr/local/lib/vmamerge/kfp.
 set -u
-kdir=${1:?usage: admit.sh KDIR OUT}
-out=${2:?usage: admit.sh KDIR OUT}
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { echo "vmamerge: $*" >&2; }
+usage() { say "usage: admit.sh KDIR OUT | admit.sh --release RELEASE"; exit 1; }
 
-rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h" 2>/dev/null)
-[ -n "$rel" ] || { say "cannot read the release of $kdir"; exit 1; }
+if [ "${1:-}" = --release ]; then
+	rel=${2:-}
+	[ -n "$rel" ] || usage
+	kdir=/lib/modules/$rel/build out=
+else
+	kdir=${1:-}
+	out=${2:-}
+	[ -n "$kdir" ] && [ -n "$out" ] || usage
+	rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h" 2>/dev/null)
+	[ -n "$rel" ] || { say "cannot read the release of $kdir"; exit 1; }
+fi
 if awk -v series=all -v out=releases -f "$top/module/builds.awk" "$top/module/builds.list" |
 	grep -qxF "$rel"; then
-	: >"$out"
+	[ -z "$out" ] || : >"$out"
 	exit 0
 fi
 
@@ -98,4 +108,5 @@ debver=$(printf '%s\n' "$uts" | sed -n 's/.*Debian \([^ ]*\).*/\1/p')
 n=$(printf '%s\n' "$res" | awk -v r="$ref" '$1 == "ref" && $2 == r && $3 == "identical" {
 	print $4 " functions, " $5 " structs, " $6 " config options" }')
 say "kernel $rel is equivalent to the validated build $ref ($n identical; build id $bid)"
-printf 'admitted %s %s %s %s %s %s\n' "$series" "$rel" "$debver" "$ref" "$bid" "$uts" >"$out"
+[ -z "$out" ] ||
+	printf 'admitted %s %s %s %s %s %s\n' "$series" "$rel" "$debver" "$ref" "$bid" "$uts" >"$out"

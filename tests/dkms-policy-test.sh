@@ -1,11 +1,13 @@
 #!/bin/bash
 # dkms-policy-test.sh - what dkms does with vmamerge on listed and unlisted
 # kernels (docs/design.md, "dkms"), in a private dkms tree, without
-# building anything: on a kernel that module/builds.list does not list,
-# `dkms autoinstall` (what a kernel package's postinst runs) exits 0 and
-# builds nothing, an explicit `dkms build` stops with BUILD_EXCLUSIVE (77),
-# and the kernel hook (tools/kernel-postinst) prints its note, exits 0 and
-# does not call dkms; on a listed kernel the hook calls `dkms install`.
+# building anything: on a kernel of a series without glue, `dkms
+# autoinstall` (what a kernel package's postinst runs) exits 0 and builds
+# nothing, an explicit `dkms build` stops with BUILD_EXCLUSIVE (77); the
+# kernel hook (tools/kernel-postinst) always exits 0: for a listed kernel
+# it calls `dkms install`, for an unlisted one whose image is equivalent
+# to a listed build's too (module/admit.sh), for one without an image or
+# with a changed one it prints why and does not call dkms.
 # TAP-like; the last line "dkms-policy: N passed, N failed".
 set -u
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,7 +26,8 @@ src=$tmp/src/vmamerge-$ver
 mkdir -p "$src" "$tmp/tree"
 cp -a "$repo/Kbuild" "$repo/Makefile" "$repo/dkms.conf" "$repo/module" "$src/"
 listed=$(builds_of full | awk 'NR == 1 { print $2 }')
-unlisted=6.12.99+deb13-amd64
+unlisted=7.3.99+deb13-amd64	# a series without glue
+noimage=6.12.99+deb13-amd64	# a series with glue, no image here
 kdir=$(kdir_of "$listed")
 dk=(dkms --dkmstree "$tmp/tree" --sourcetree "$tmp/src")
 
@@ -32,21 +35,41 @@ dk=(dkms --dkmstree "$tmp/tree" --sourcetree "$tmp/src")
 t "dkms add" [ $? = 0 ]
 if kdir_ready "$listed"; then
 	KDIR=$kdir "${dk[@]}" autoinstall --kernelsourcedir "$kdir" -k "$unlisted" >"$tmp/auto.log" 2>&1
-	t "dkms autoinstall -k $unlisted (unlisted): exit 0" [ $? = 0 ]
+	t "dkms autoinstall -k $unlisted (no glue): exit 0" [ $? = 0 ]
 	t "  ... built nothing" [ ! -e "$tmp/tree/vmamerge/$ver/$unlisted" ]
 	KDIR=$kdir "${dk[@]}" build --kernelsourcedir "$kdir" -m vmamerge -v "$ver" -k "$unlisted" >"$tmp/build.log" 2>&1
-	t "dkms build -k $unlisted (unlisted): BUILD_EXCLUSIVE, exit 77" [ $? = 77 ]
+	t "dkms build -k $unlisted (no glue): BUILD_EXCLUSIVE, exit 77" [ $? = 77 ]
 	t "  ... built nothing" [ ! -e "$tmp/tree/vmamerge/$ver/$unlisted/x86_64/module" ]
 else
 	echo "ok - dkms autoinstall/build on an unlisted kernel # SKIP $(kdir_missing_msg "$listed")"
 fi
-hook() { VMAMERGE_SRC=$src VMAMERGE_DKMS="echo CALLED dkms" sh "$repo/tools/kernel-postinst" "$@"; }
+hook() { VMAMERGE_SRC=$src VMAMERGE_DKMS="echo CALLED dkms" KFP=$repo/tools/kfp/kfp \
+	sh "$repo/tools/kernel-postinst" "$@"; }
 out=$(hook "$unlisted" 2>"$tmp/hook.err")
-t "kernel hook, unlisted $unlisted: exit 0" [ $? = 0 ]
+t "kernel hook, $unlisted (no glue): exit 0" [ $? = 0 ]
 t "  ... does not call dkms" [ -z "$out" ]
-t "  ... names the port command" grep -q "make port KVER=$unlisted" "$tmp/hook.err"
+t "  ... says the series is not supported" grep -q "series vmamerge does not support" "$tmp/hook.err"
+out=$(hook "$noimage" 2>"$tmp/hook.err")
+t "kernel hook, $noimage (unlisted, no image): exit 0" [ $? = 0 ]
+t "  ... does not call dkms" [ -z "$out" ]
+t "  ... says the image is missing and what to install" grep -q "install linux-image-$noimage" "$tmp/hook.err"
 out=$(hook "$listed" 2>/dev/null)
 t "kernel hook, listed $listed: exit 0" [ $? = 0 ]
 t "  ... calls dkms install" [ "$out" = "CALLED dkms install vmamerge/$ver -k $listed" ]
+# an equivalent build: a smoke build left out of the source's list
+eq=$(builds_of smoke | awk -v s="${listed%%.[0-9]-*}" 'NR == 1 { print $2 }')
+cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
+boot=$cache/kernels/$eq/boot
+if [[ -n $eq && -s $boot/vmlinuz-$eq && -x $repo/tools/kfp/kfp ]]; then
+	awk -v r="$eq" '$2 != r' "$repo/module/builds.list" >"$src/module/builds.list"
+	out=$(VMLINUZ=$boot/vmlinuz-$eq KCONFIG=$boot/config-$eq hook "$eq" 2>"$tmp/hook.err")
+	t "kernel hook, $eq left out of the list: exit 0" [ $? = 0 ]
+	t "  ... says it is equivalent to a validated build" \
+		grep -q "kernel $eq is equivalent to the validated build " "$tmp/hook.err"
+	t "  ... calls dkms install" [ "$out" = "CALLED dkms install vmamerge/$ver -k $eq" ]
+	cp "$repo/module/builds.list" "$src/module/builds.list"
+else
+	echo "ok - kernel hook on an equivalent build # SKIP no smoke build image or tools/kfp/kfp"
+fi
 echo "dkms-policy: $np passed, $nf failed"
 ((nf == 0))

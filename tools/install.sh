@@ -5,10 +5,13 @@
 # install:
 #   1. copies the module source (Kbuild, Makefile, dkms.conf, module/,
 #      nothing built) to $DESTDIR/usr/src/vmamerge-$VERSION;
-#   2. builds the CLI in a private temporary directory (never in the
-#      checkout, which belongs to the user who unpacked it);
-#   3. `dkms add` and `dkms install -k $KVER` (skipped with DESTDIR: a
-#      package does that in its postinst);
+#   2. builds the CLI and kfp (tools/kfp: the equivalence check of
+#      unlisted kernel builds) in a private temporary directory (never in
+#      the checkout, which belongs to the user who unpacked it), and
+#      installs kfp as $DESTDIR$PREFIX/lib/vmamerge/kfp, where the module
+#      build (module/admit.sh) and the CLI find it;
+#   3. `dkms add` and `dkms install -k $KVER` for a listed or equivalent
+#      build (skipped with DESTDIR: a package does that in its postinst);
 #   4. installs the CLI, man page, bash completion, uapi header under
 #      $DESTDIR$PREFIX, the udev rule in $DESTDIR$UDEVRULESDIR
 #      (/etc/udev/rules.d; the Debian package: /usr/lib/udev/rules.d), the
@@ -101,7 +104,15 @@ install_steps() {
 	cp -a "$top/module/uapi" "$top/module/builds.h" "$top/module/builds.list" \
 		"$top/module/builds.awk" "$tmp/src/module/"
 	make -s -C "$tmp/src/userspace" clean >/dev/null
-	out=$(make -s -C "$tmp/src/userspace" vmamerge 2>&1) || { printf '%s\n' "$out"; return 1; }
+	out=$(make -s -C "$tmp/src/userspace" PREFIX="$PREFIX" vmamerge 2>&1) || { printf '%s\n' "$out"; return 1; }
+	say "building kfp (in $tmp)"
+	cp -a "$top/tools/kfp" "$tmp/src/kfp"
+	make -s -C "$tmp/src/kfp" clean >/dev/null
+	out=$(make -s -C "$tmp/src/kfp" 2>&1) || {
+		printf '%s\n' "$out"
+		say "kfp needs: apt-get install liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev"
+		return 1
+	}
 
 	# The module source, nothing built in the checkout comes along.
 	if [[ -e $srcdir ]]; then
@@ -120,6 +131,8 @@ install_steps() {
 		Kbuild Makefile dkms.conf module) | tar -xf - --no-same-owner -C "$srcdir"
 	echo "/usr/src/vmamerge-$VERSION" >>"$tmp/manifest"
 
+	# before dkms: the module build of an unlisted kernel runs it
+	put_file 0755 "$tmp/src/kfp/kfp" "$DESTDIR$PREFIX/lib/vmamerge/kfp"
 	if ((need_dkms)); then
 		if [[ -n $(dkms status -m vmamerge -v "$VERSION" 2>/dev/null) ]]; then
 			say "vmamerge/$VERSION is registered with dkms already: removing it first (not undoable)"
@@ -127,11 +140,13 @@ install_steps() {
 		fi
 		on_undo "dkms remove vmamerge/$VERSION --all >/dev/null"
 		dkms add vmamerge/"$VERSION"
-		# Only a validated build gets the module (module/builds.list):
-		# on any other it could not load.  Kernels installed later:
-		# the hook below decides the same way.
-		if ! validated "$KVER"; then
-			say "kernel $KVER is not a validated build: the module is not built for it"
+		# Only a validated build, or one proven equivalent to one,
+		# gets the module: on any other it could not load (admit.sh
+		# says why).  Kernels installed later: the hook below decides
+		# the same way.
+		if ! validated "$KVER" &&
+			! KFP=$DESTDIR$PREFIX/lib/vmamerge/kfp sh "$srcdir/module/admit.sh" --release "$KVER"; then
+			say "kernel $KVER: the module is not built for it"
 			say "  validated builds: $srcdir/module/builds.list; to port: make port KVER=$KVER"
 		elif ! dkms install vmamerge/"$VERSION" -k "$KVER"; then
 			f=/var/lib/dkms/vmamerge/$VERSION/build/make.log
@@ -229,6 +244,7 @@ do_uninstall() {
 	else
 		say "no $manifest: removing the files make install puts under $PREFIX"
 		files=("$PREFIX/bin/vmamerge" "$PREFIX/bin/vmamerge-klp-wait"
+			"$PREFIX/lib/vmamerge/kfp"
 			"$PREFIX/include/linux/vmamerge.h"
 			"$UDEVRULESDIR/99-vmamerge.rules" "$PREFIX/share/man/man8/vmamerge.8"
 			"$PREFIX/share/man/man8/vmamerge-klp-wait.8"
