@@ -67,6 +67,10 @@ if [ -z "$kfp" ] && [ -f "$top/tools/kfp/Makefile" ]; then
 		kfp=$top/tools/kfp/kfp
 	fi
 fi
+if [ -n "$kfp" ] && [ ! -x "$kfp" ]; then
+	say "kernel $rel: kfp $kfp is not an executable: cannot check it for equivalence"
+	exit 1
+fi
 [ -n "$kfp" ] || kfp=$(first /usr/lib/vmamerge/kfp /usr/local/lib/vmamerge/kfp) || {
 	say "kernel $rel is not a validated build, and kfp, which checks it for equivalence, is not installed (install the vmamerge package, or 'sudo make install'; building it needs liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev)"
 	exit 1

@@ -182,23 +182,59 @@ step_build() { # RELEASE
 }
 
 # step_build_unlisted RELEASE: the module built with RELEASE left out of
-# module/builds.list, into build/RELEASE/unlisted/: the smoke set loads it
-# to see what a user on a build that is not validated sees (the refusal
-# naming the running build, the nearest validated one and the port
-# command; the same in `vmamerge status`).
+# module/builds.list, into build/RELEASE/unlisted/, as a user's machine
+# builds it for a build the list does not name: the equivalence check
+# (module/admit.sh) reads RELEASE's image and config and admits it,
+# equivalent to another listed build; the smoke set loads that module
+# (admitted.ko) and merges with it.  forged.ko is the same build with a
+# wrong build id in its record (a stand-in admit.sh writes it): the smoke
+# set sees the load refuse it.  The CLI is built with the same list.
 step_build_unlisted() {
 	local rel=$1 src=$cache/build/$1/unlisted root log=$logdir/build-unlisted-$1.log
+	local boot=$cache/kernels/$1/boot kdir tier
+	kdir=$(need_kdir "$rel")
 	stage_module_src "$src"
 	awk -v r="$rel" '$2 != r' "$repo/module/builds.list" >"$src/module/builds.list"
 	root=$(build_root_of "$rel")
-	if ! in_build_root "$root" make -C "$src" -j"$jobs" KDIR="$(need_kdir "$rel")" KVER="$rel" module >"$log" 2>&1; then
+	[[ -z $root ]] || { echo "the unlisted build must be one the host's compiler builds: $rel"; return 1; }
+	[[ -x $repo/tools/kfp/kfp ]] || make -s -C "$repo/tools/kfp" || return 1
+	if ! make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" VMLINUZ="$boot/vmlinuz-$rel" \
+		KCONFIG="$boot/config-$rel" KFP="$repo/tools/kfp/kfp" module >"$log" 2>&1; then
 		show_tail "$log" 40
 		return 1
 	fi
-	[[ -f $src/vmamerge.ko ]]
+	grep "^vmamerge: kernel $rel is equivalent to the validated build " "$log" || {
+		show_tail "$log" 20
+		return 1
+	}
+	tier=$(modinfo -F tier "$src/vmamerge.ko")
+	echo "modinfo -F tier: $tier"
+	[[ $tier == "equivalent "* ]] || return 1
+	cp "$src/vmamerge.ko" "$src/admitted.ko"
+	# the same module, its record's build id forged
+	cp -a "$src" "$src.forged"
+	printf '#!/bin/sh\nsed "s/ [0-9a-f]\\{40\\} / 00112233445566778899aabbccddeeff00112233 /" "%s" >"$2"\n' \
+		"$src/admitted.list" >"$src.forged/module/admit.sh"
+	if ! make -C "$src.forged" -j"$jobs" KDIR="$kdir" KVER="$rel" module >"$log.forged" 2>&1; then
+		show_tail "$log.forged" 40
+		return 1
+	fi
+	modinfo -F equivalent "$src.forged/vmamerge.ko" | grep -q "build id 00112233445566778899aabbccddeeff00112233" || return 1
+	cp "$src.forged/vmamerge.ko" "$src/forged.ko"
+	rm -rf "$src.forged"
 	# and the CLI with the same list (out of tree)
 	mkdir -p "$src/cli"
 	make -s -f "$repo/userspace/Makefile" -C "$src/cli" static BUILDS_LIST="$src/module/builds.list"
+}
+
+# The equivalence check on real images, its refusals and bad input
+# (tests/admit-test.sh), and the validated builds' fingerprints being
+# what their images give (tools/fingerprints.sh --check).
+step_admit_test() {
+	bash "$repo/tests/admit-test.sh" 2>&1 | sed 's/^/  /'
+}
+step_fingerprints_check() {
+	bash "$repo/tools/fingerprints.sh" --check
 }
 
 step_sparse() { # RELEASE
@@ -349,10 +385,14 @@ stage_guest() {
 	mkdir -p "$stage/lib/vmamerge" "$stage/bin" "$stage/tests"
 	ko=$(build_dir "$rel")/vmamerge.ko
 	[[ -f $ko ]] && cp "$ko" "$stage/lib/vmamerge/vmamerge.ko"
-	# (step_build_unlisted: the smoke set checks its refusal)
-	ko=$cache/build/$rel/unlisted/vmamerge.ko
-	[[ -f $ko ]] && cp "$ko" "$stage/lib/vmamerge/unlisted.ko"
-	[[ -f $ko ]] && cp "${ko%/*}/cli/vmamerge.static" "$stage/bin/vmamerge-unlisted"
+	# (step_build_unlisted: the smoke set loads the admitted module and
+	# sees the forged one refused)
+	ko=$cache/build/$rel/unlisted/admitted.ko
+	if [[ -f $ko ]]; then
+		cp "$ko" "$stage/lib/vmamerge/admitted.ko"
+		cp "${ko%/*}/forged.ko" "$stage/lib/vmamerge/forged.ko"
+		cp "${ko%/*}/cli/vmamerge.static" "$stage/bin/vmamerge-unlisted"
+	fi
 	[[ -x $repo/userspace/vmamerge.static ]] && cp "$repo/userspace/vmamerge.static" "$stage/bin/vmamerge"
 	if [[ -d $guest_bin ]] && compgen -G "$guest_bin/*" >/dev/null; then
 		cp -a "$guest_bin/." "$stage/tests/"
@@ -679,7 +719,7 @@ main() {
 		# what a user of an unlisted build sees: on the first smoke build
 		if [[ ${kinds[$i]} == smoke && -z ${unlisted_done:-} ]]; then
 			unlisted_done=1
-			run_step "build $rel with $rel left out of the list" step_build_unlisted "$rel"
+			run_step "build $rel with $rel left out of the list: admitted by equivalence" step_build_unlisted "$rel"
 		fi
 	done
 	run_step "checkpatch module/" step_checkpatch
@@ -690,6 +730,8 @@ main() {
 	run_step "tail-call check selftest" step_tailcall_selftest
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
 	run_step "dkms on listed and unlisted kernels" step_dkms_policy
+	run_step "equivalence check: admitted, refused, bad input (tests/admit-test.sh)" step_admit_test
+	run_step "the validated builds' fingerprints are their images'" step_fingerprints_check
 	run_step "README's table is module/builds.list's" step_readme_table
 	run_step "debian/changelog's version is dkms.conf's" step_deb_static
 	# shellcheck disable=SC2086 # a list of suites

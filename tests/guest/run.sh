@@ -1057,24 +1057,49 @@ finish() {
 }
 
 # unlisted: the module built with this build left out of module/builds.list
-# (tests/check.sh step_build_unlisted) must refuse to load, and the kernel
-# log and `vmamerge status` must name this build, the nearest validated
-# one and the port command (issue 11).
+# (tests/check.sh step_build_unlisted), admitted by the equivalence check:
+# it loads, says its tier (sysfs, kernel log, `vmamerge status`) and
+# merges; the same record with a forged build id is refused at load with
+# both ids and the rebuild command; without a module, `vmamerge status`
+# of the CLI built from that list names this build, the nearest validated
+# one and check-kernel.
 unlisted() {
 	_r=$(uname -r)
-	! insmod /lib/vmamerge/unlisted.ko 2>/dev/null && [ ! -e /sys/module/vmamerge ]
-	tap $? "unlisted build: the module refuses to load, nothing left"
+	# the build's record with a forged build id: refused, nothing left
+	! insmod /lib/vmamerge/forged.ko 2>/dev/null && [ ! -e /sys/module/vmamerge ]
+	tap $? "equivalent build, forged build id: the module refuses to load, nothing left"
 	dmesg | grep -F "vmamerge: " > "$TMP/unl"
-	grep -qF "refusing to load: kernel $_r $(uname -v) is not a validated build" "$TMP/unl" &&
-		grep -q "nearest validated build: [^ ]* (" "$TMP/unl" &&
-		grep -qF "make port KVER=$_r (docs/testing.md)" "$TMP/unl"
-	tap $? "unlisted build: the kernel log names the build, the nearest validated one, the port command" \
+	grep -qF "refusing to load: kernel $_r has build id " "$TMP/unl" &&
+		grep -qF "but the image checked when this module was built had 00112233445566778899aabbccddeeff00112233" "$TMP/unl" &&
+		grep -qF "rebuild the module for it ('dkms install vmamerge/" "$TMP/unl"
+	tap $? "equivalent build, forged build id: the kernel log names both build ids and the rebuild command" \
 		"$(tail -5 "$TMP/unl")"
-	# the CLI built from the same list (vmamerge-unlisted)
+	# the module built with this build left out of the list: admitted
+	_ko=$KO
+	KO=/lib/vmamerge/admitted.ko
+	if load; then
+		tap 0 "equivalent build: the admitted module loads"
+		_b=$(cat /sys/module/vmamerge/build)
+		case $_b in "equivalent "[0-9]*) _rc=0 ;; *) _rc=1 ;; esac
+		tap $_rc "equivalent build: /sys/module/vmamerge/build says equivalent to a listed build" "$_b"
+		dmesg | grep -qF "vmamerge: kernel $_r: tier equivalent (to the validated build ${_b#equivalent }; build id " 
+		tap $? "equivalent build: the kernel log names the tier, the build and the build id" \
+			"$(dmesg | grep -F 'vmamerge: ' | tail -3)"
+		/bin/vmamerge-unlisted status --json > "$TMP/unl" 2>/dev/null
+		[ "$("$DIR/t_json" .build.tier .build.equivalent_to < "$TMP/unl" | tr '\n' ' ')" = "\"equivalent\" \"${_b#equivalent }\" " ]
+		tap $? "equivalent build: vmamerge status --json says tier equivalent, to which build" "$(cat "$TMP/unl")"
+		run t_renumber -q -o
+		unload
+		tap $? "equivalent build: unload" "$UNLOAD_ERR"
+	else
+		tap 1 "equivalent build: the admitted module loads" "$LOAD_ERR" "$(dmesg | tail -20)"
+	fi
+	KO=$_ko
+	# the CLI built from the same list (vmamerge-unlisted), no module loaded
 	/bin/vmamerge-unlisted status > "$TMP/unl" 2>/dev/null
 	grep -qF "build:        not validated ($(uname -v)); nearest validated build: " "$TMP/unl" &&
-		grep -qF "; to port: make port KVER=$_r" "$TMP/unl"
-	tap $? "unlisted build: vmamerge status names the build, the nearest validated one, the port command" \
+		grep -qF "check-kernel" "$TMP/unl"
+	tap $? "unlisted build: vmamerge status names the build, the nearest validated one, check-kernel" \
 		"$(cat "$TMP/unl")"
 	"$CLI" status 2>/dev/null | grep -qx "build:        validated (smoke tier)"
 	tap $? "listed smoke build: vmamerge status says validated (smoke tier)"
@@ -1098,7 +1123,7 @@ unlisted() {
 # The smoke set (VMAMERGE_SUITE=smoke): the stock layouts without the
 # module, then load, the merges opted in, unload.
 smoke() {
-	[ ! -f /lib/vmamerge/unlisted.ko ] || unlisted
+	[ ! -f /lib/vmamerge/admitted.ko ] || unlisted
 	run t_renumber -q -s
 	if load; then
 		tap 0 "load: insmod, transition 0, enabled 1"
