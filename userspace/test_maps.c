@@ -1137,11 +1137,11 @@ static void test_json(void)
 static void test_nearest_build(void)
 {
 	static const struct vmamerge_build b[] = {
-		{ "6.1", "6.1.0-56-amd64", "v", "6.1.192-2", "full" },
-		{ "6.1", "6.1.192-vmamerge-debug", "v", "6.1.192-2", "debug" },
-		{ "6.12", "6.12.117+deb12-amd64", "v", "6.12.117-1~deb12u1", "full" },
-		{ "6.12", "6.12.117+deb13-amd64", "v", "6.12.117-1", "smoke" },
-		{ "6.12", "6.12.118+deb13-amd64", "v", "6.12.118-1", "smoke" },
+		{ "6.1", "6.1.0-56-amd64", "v", "6.1.192-2", "full", "", "" },
+		{ "6.1", "6.1.192-vmamerge-debug", "v", "6.1.192-2", "debug", "", "" },
+		{ "6.12", "6.12.117+deb12-amd64", "v", "6.12.117-1~deb12u1", "full", "", "" },
+		{ "6.12", "6.12.117+deb13-amd64", "v", "6.12.117-1", "smoke", "", "" },
+		{ "6.12", "6.12.118+deb13-amd64", "v", "6.12.118-1", "smoke", "", "" },
 	};
 	const char *deb = "#1 SMP PREEMPT_DYNAMIC Debian ";
 	char v[128];
