@@ -236,6 +236,9 @@ step_admit_test() {
 step_fingerprints_check() {
 	bash "$repo/tools/fingerprints.sh" --check
 }
+step_kfp_test() {
+	bash "$repo/tests/kfp/kfp-test.sh" 2>&1 | sed 's/^/  /'
+}
 
 step_sparse() { # RELEASE
 	local rel=$1 src log warn kdir
@@ -732,6 +735,7 @@ main() {
 	run_step "dkms on listed and unlisted kernels" step_dkms_policy
 	run_step "equivalence check: admitted, refused, bad input (tests/admit-test.sh)" step_admit_test
 	run_step "the validated builds' fingerprints are their images'" step_fingerprints_check
+	run_step "kfp: kallsyms, fingerprints, its decoder against libopcodes (tests/kfp/kfp-test.sh)" step_kfp_test
 	run_step "README's table is module/builds.list's" step_readme_table
 	run_step "debian/changelog's version is dkms.conf's" step_deb_static
 	# shellcheck disable=SC2086 # a list of suites

@@ -46,7 +46,8 @@ base_pkgs=(gcc make libc6-dev bc kmod cpio xz-utils zstd qemu-system-x86
 	flex bison libelf-dev libssl-dev	# debug kernels
 	libnuma-dev libcap-dev liburing-dev file	# static mm selftests
 	debootstrap	# build roots: Debian 13's kernels (gcc-14), the Debian packages
-	dpkg-dev)	# tests/deb-test.sh --static: debian/rules reads /usr/share/dpkg/default.mk
+	dpkg-dev	# tests/deb-test.sh --static: debian/rules reads /usr/share/dpkg/default.mk
+	liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev)	# tools/kfp
 
 log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }

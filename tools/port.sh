@@ -23,7 +23,8 @@
 #   9. a QEMU guest boots it with the smoke set (tests/guest/run.sh
 #      VMAMERGE_SUITE=smoke): load, opt-in, one renumber and one transplant
 #      merge with data and rmap checks, unload, no splat
-#  10. module/builds.list gets the build (tier smoke), README.md's table too
+#  10. module/builds.list gets the build (tier smoke), README.md's table
+#      and its fingerprint (tools/fingerprints.sh) too
 #
 # Environment: VMAMERGE_CACHE, PORT_NO_ADD=1 (validate only),
 # PORT_COMPARE_ONLY=1 (steps 1-5 only: tools/port-survey.sh),
@@ -153,14 +154,9 @@ variants_line() {
 }
 
 # The options that decide what the mirrors and the module compile to or
-# how the merge paths behave (docs/design.md, "Tiers of validation").
-config_opts=(LIVEPATCH IBT X86_KERNEL_IBT PER_VMA_LOCK ANON_VMA_NAME
-	TRANSPARENT_HUGEPAGE KSM USERFAULTFD NUMA MEMCG SWAP MIGRATION
-	MEM_SOFT_DIRTY X86_INTEL_MEMORY_PROTECTION_KEYS ARCH_HAS_PKEYS
-	DYNAMIC_FTRACE_WITH_ARGS KPROBES KALLSYMS_ALL PREEMPT_DYNAMIC
-	PGTABLE_LEVELS SPLIT_PTE_PTLOCKS DEBUG_VM MMU_LAZY_TLB_REFCOUNT
-	HAVE_RELIABLE_STACKTRACE MODULE_SIG STACKPROTECTOR RANDSTRUCT_NONE
-	MITIGATION_RETPOLINE MITIGATION_RETHUNK CALL_PADDING FUNCTION_ALIGNMENT)
+# how the merge paths behave (docs/design.md, "Tiers of validation"): the
+# one list the equivalence check compares too.
+mapfile -t config_opts < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$repo/module/fingerprints/options")
 config() {
 	local o a b bad=0 refcfg newcfg
 	refcfg=$(kdir_of "$ref")/.config newcfg=$(kdir_of "$rel")/.config
@@ -249,9 +245,11 @@ add() {
 	fi
 	bash "$here/builds.sh" add "$pseries" "$rel" "$ver" smoke "$uts"
 	bash "$here/builds.sh" readme --write
+	# its fingerprint: the reference of the equivalence check
+	bash "$here/fingerprints.sh" "$rel"
 	sed -i "/^build $rel /d" "$repo/module/variants.list"
 	variants_line >>"$repo/module/variants.list"
-	say "added to module/builds.list (smoke), module/variants.list and README.md: commit them"
+	say "added to module/builds.list (smoke), module/variants.list, module/fingerprints/$rel.kfp and README.md: commit them"
 }
 
 step "find $rel in the archive" resolve

@@ -145,7 +145,7 @@ if ((have61)) && fp 6.1.0-56-amd64 "$tmp/f61" && fp 6.1.0-57-amd64 "$tmp/f61"; t
 	nf=$(grep -c '^func ' "$tmp/6.1.0-57-amd64.fp")
 	ns=$(grep -c '^struct ' "$tmp/6.1.0-57-amd64.fp")
 	check "6.1.0-56 vs 6.1.0-57: all identical ($nf functions, $ns structs)" \
-		bash -c "[ $cmp_rc = 0 ] && grep -q '^$nf functions, $ns structs identical; 0 differ\$' '$out' &&
+		bash -c "[ $cmp_rc = 0 ] && grep -q '^$nf functions, $ns structs, 0 options identical; 0 differ\$' '$out' &&
 			[ $nf -ge 40 ] && [ $ns = 20 ]"
 	check "fingerprint header: release, version, toolchain, config-cc" \
 		bash -c "grep -q '^release 6.1.0-57-amd64\$' '$tmp/6.1.0-57-amd64.fp' &&
@@ -169,7 +169,7 @@ if ((have61)) && fetch_image 6.1.0-54-amd64 6.1.190-1 && fp 6.1.0-54-amd64 "$tmp
 		bash -c "[ $cmp_rc = 1 ] && grep -q '^different func __anon_vma_prepare: size 399 -> 441' '$out' &&
 			grep -q '^different func copy_vma: size 503 -> 607' '$out' &&
 			grep -q '^different struct mm_struct: size 1088 -> 1096' '$out' &&
-			grep -q '^[0-9]* functions, [0-9]* structs identical; [0-9]* differ:.* copy_vma' '$out'"
+			grep -q '^[0-9]* functions, [0-9]* structs, [0-9]* options identical; [0-9]* differ:.* func:copy_vma' '$out'"
 	check "6.1.0-54 vs 6.1.0-56: the functions using mm_struct's new field differ too" \
 		bash -c "for f in do_mmap mmap_region uprobe_dup_mmap khugepaged_enter_vma; do
 			grep -q \"^different func \$f:\" '$out' || exit 1; done"

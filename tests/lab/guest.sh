@@ -10,8 +10,11 @@
 #             instead - built in the guest, installed with apt
 #   use       (validated kernel, rebooted) loaded at boot with the
 #             configured defaults, /dev/vmamerge, the CLI as user and root,
-#             a realloc loop; then the upgrade: a newer unvalidated kernel
-#   upgraded  (the new kernel) what dkms left, `vmamerge status`
+#             a realloc loop; then the upgrade: a newer kernel the list
+#             does not name
+#   upgraded  (the new kernel) NEWTIER=equivalent: loaded at boot with the
+#             configured defaults, its tier, merging; else what dkms left,
+#             `vmamerge status`
 #   back      (validated kernel again) loaded at boot; the upgrade kernel
 #             purged; README's uninstall (INSTALL=deb: its apt-get purge);
 #             file lists before/after
@@ -25,8 +28,8 @@ S=/var/lib/vmlab
 mkdir -p "$S"
 export LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive
 # shellcheck disable=SC1091
-. "$H/lab.env" # VER REL NEW INSTALL
-INSTALL=${INSTALL:-make}
+. "$H/lab.env" # VER REL NEW INSTALL NEWTIER
+INSTALL=${INSTALL:-make} NEWTIER=${NEWTIER:-refused}
 
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; }
@@ -200,28 +203,55 @@ use)
 	check "realloc loop opted in: merges in its counters (${merges:-none})" test "${merges:-0}" -gt 0
 	check "realloc loop: fewer VMAs opted in ($on < $off)" test "${on:-999}" -lt "${off:-0}"
 	check "no kernel warnings" dmesg_clean
-	# The upgrade: a newer kernel that is not a validated build.
+	# The upgrade: a newer kernel that is not a listed build.
 	echo "# upgrade: apt-get install linux-image-$NEW linux-headers-$NEW"
-	check "apt-get install of the unvalidated kernel $NEW exits 0" \
+	check "apt-get install of the unlisted kernel $NEW exits 0" \
 		as admin "sudo apt-get install -y linux-image-$NEW linux-headers-$NEW"
+	if [[ $NEWTIER == equivalent ]]; then
+		check "the kernel hook: $NEW is equivalent to a validated build" \
+			grep -q "vmamerge: kernel $NEW is equivalent to the validated build " "$S/out"
+	else
+		check "the kernel hook: not building the module for $NEW" \
+			grep -q "vmamerge: .*not building the module for $NEW" "$S/out"
+	fi
 	as root "dkms status; ls -l /lib/modules/$NEW/updates/dkms/ 2>&1; ls /boot"
 	;;
 upgraded)
-	check "booted the unvalidated kernel $NEW" test "$(uname -r)" = "$NEW"
+	check "booted the unlisted kernel $NEW" test "$(uname -r)" = "$NEW"
 	as root "systemctl status --no-pager systemd-modules-load | tail -n 8; dkms status"
-	if ko=$(modinfo -n vmamerge 2>/dev/null); then
-		echo "# dkms left $ko for $NEW"
-		check "the module dkms left for $NEW loads" as root "modprobe vmamerge"
+	if [[ $NEWTIER == equivalent ]]; then
+		check "module loaded at boot" test -d /sys/module/vmamerge
+		check "/sys/module/vmamerge/build: equivalent to a validated build" \
+			grep -q '^equivalent [0-9]' /sys/module/vmamerge/build
+		check "modinfo -F tier vmamerge: the same" \
+			test "$(modinfo -F tier vmamerge)" = "$(cat /sys/module/vmamerge/build)"
+		check "the administrator's default mode=always (debugfs)" grep -q '\[always\]' /sys/kernel/debug/vmamerge/mode
+		as root "vmamerge status"
+		check "vmamerge status: tier equivalent" grep -qi "equivalent" "$S/out"
+		as user "\$HOME/realloc-loop" >/dev/null
+		off=$(sed -n 's/^vmas //p' "$S/out")
+		as user "vmamerge run -- ~/realloc-loop"
+		on=$(sed -n 's/^vmas //p' "$S/out")
+		merges=$(grep '^{' "$S/out" | perl -MJSON::PP -ne '$c = decode_json($_)->{counters}; print $c->{merge_renumber} + $c->{merge_both}')
+		echo "# realloc-loop on $NEW: $off VMAs not opted in, $on opted in; renumber merges: ${merges:-none}"
+		check "realloc loop opted in on $NEW: merges in its counters (${merges:-none})" test "${merges:-0}" -gt 0
+		check "realloc loop on $NEW: fewer VMAs opted in ($on < $off)" test "${on:-999}" -lt "${off:-0}"
+		check "no kernel warnings" dmesg_clean
 	else
-		ok "dkms left no module for $NEW"
+		if ko=$(modinfo -n vmamerge 2>/dev/null); then
+			echo "# dkms left $ko for $NEW"
+			check "the module dkms left for $NEW loads" as root "modprobe vmamerge"
+		else
+			ok "dkms left no module for $NEW"
+		fi
+		as root "vmamerge status"
+		as admin "vmamerge status" >/dev/null
+		check "vmamerge status names the running build $NEW" grep -q "$NEW" "$S/out"
+		check "vmamerge status says it is not validated" grep -qi "not validated" "$S/out"
+		check "vmamerge status says why no module loads (not: modprobe it)" \
+			grep -q "no module is built for $NEW, which is not a validated build" "$S/out"
+		check "no kernel warnings" dmesg_clean
 	fi
-	as root "vmamerge status"
-	as admin "vmamerge status" >/dev/null
-	check "vmamerge status names the running build $NEW" grep -q "$NEW" "$S/out"
-	check "vmamerge status says it is not validated" grep -qi "not validated" "$S/out"
-	check "vmamerge status says why no module loads (not: modprobe it)" \
-		grep -q "no module is built for $NEW, which is not a validated build" "$S/out"
-	check "no kernel warnings" dmesg_clean
 	;;
 back)
 	check "booted back into the validated kernel $REL" test "$(uname -r)" = "$REL"

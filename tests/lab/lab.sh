@@ -51,8 +51,8 @@ cp --sparse=always "$dir/disk.img" "$work/disk.img"
 cp -al "$dir/repo" "$work/h/repo" 2>/dev/null || cp -a "$dir/repo" "$work/h/repo"
 cp "$here/guest.sh" "$here/realloc-loop.c" "$work/h/"
 echo 'exec bash /srv/vmlab/guest.sh' >"$work/h/phase.sh"
-printf 'VER=%s\nREL=%s\nNEW=%s\nINSTALL=%s\n' "$ver" "$lab_rel" "$lab_upgrade" "$lab_install" \
-	>"$work/h/lab.env"
+printf 'VER=%s\nREL=%s\nNEW=%s\nINSTALL=%s\nNEWTIER=%s\n' "$ver" "$lab_rel" "$lab_upgrade" \
+	"$lab_install" "$lab_upgrade_tier" >"$work/h/lab.env"
 # A release tarball: the tracked files as they are in the working tree
 # (or, unpacked from a tarball already, everything), no .git.
 if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
@@ -61,6 +61,15 @@ if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
 else
 	tar -C "$(dirname "$repo")" --exclude=.git --transform "s,^$(basename "$repo"),vmamerge-$ver," \
 		-czf "$work/h/vmamerge-$ver.tar.gz" "$(basename "$repo")"
+fi
+# A build Debian publishes after the release: out of the tarball's list.
+if [[ -n $lab_unlist ]]; then
+	mkdir "$work/t"
+	tar -xzf "$work/h/vmamerge-$ver.tar.gz" -C "$work/t"
+	awk -v r="$lab_unlist" '$2 != r' "$repo/module/builds.list" >"$work/t/vmamerge-$ver/module/builds.list"
+	tar -C "$work/t" -czf "$work/h/vmamerge-$ver.tar.gz" "vmamerge-$ver"
+	rm -rf "$work/t"
+	say "the lab's source leaves $lab_unlist out of module/builds.list"
 fi
 mkfs.ext4 -q -L vmlab -d "$work/h" "$work/harness.img" "$(($(du -sm "$work/h" | cut -f1) + 64))M" >/dev/null
 

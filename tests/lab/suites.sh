@@ -3,9 +3,15 @@
 # The lab guests (sourced by tests/lab/*.sh).  lab_suite SUITE sets:
 #   lab_rel, lab_kver   the stock kernel the guest boots (a validated build;
 #                       its .deb is in $VMAMERGE_CACHE/debs from tests/setup.sh)
-#   lab_upgrade         the newer, unvalidated kernel of the upgrade step
+#   lab_upgrade         the newer kernel of the upgrade step, not in the list
 #                       (a real package of the suite's archive)
 #   lab_upgrade_from    the release apt must take it (and linux-base) from
+#   lab_upgrade_tier    what the upgrade kernel is to the module: "equivalent"
+#                       (admitted by the equivalence check: loaded at boot,
+#                       merging) or "refused" (the note, nothing built)
+#   lab_unlist          a release the lab's vmamerge source leaves out of
+#                       module/builds.list (it stands for a build Debian
+#                       publishes after the release), or empty
 #                       (apt-get install PKG/RELEASE), when not the default
 #   lab_pkgs            debootstrap --include (minbase + these)
 #   lab_repo_pkgs       further apt requests the local repository must serve
@@ -38,13 +44,18 @@ lab_backports_kernel() {
 	echo "$dep"
 }
 lab_suite() {
-	lab_upgrade_from=
+	lab_upgrade_from= lab_unlist= lab_upgrade_tier=
 	case $1 in
 	bookworm)
-		lab_rel=6.1.0-57-amd64 lab_kver=6.1.192-3
-		# bookworm-backports' kernel: series 6.12, so the module builds,
-		# but not a validated build.
-		lab_upgrade=6.12.95+deb12-amd64
+		# The upgrade is a build Debian published after the vmamerge
+		# release the machine has: 6.1.0-57, left out of the list of
+		# that release's source (lab_unlist), from 6.1.0-56.  Its
+		# kernel hook must admit it by equivalence (module/admit.sh),
+		# so it boots with the module loaded and merging.
+		lab_rel=6.1.0-56-amd64 lab_kver=6.1.192-2
+		lab_upgrade=6.1.0-57-amd64
+		lab_unlist=6.1.0-57-amd64
+		lab_upgrade_tier=equivalent
 		lab_install="make"
 		lab_sources=("deb $lab_mirror bookworm main"
 			"deb http://deb.debian.org/debian-security bookworm-security main"
@@ -52,6 +63,8 @@ lab_suite() {
 			"deb $lab_mirror bookworm-backports main")
 		;;
 	trixie)
+		# a series without glue: the hook says so, nothing is built
+		lab_upgrade_tier=refused
 		# The upgrade is whatever kernel trixie-backports' metapackage
 		# brings today (6.19.14 until November 2026, then 7.x: a
 		# series the module does not support, Kbuild refuses it).
