@@ -154,6 +154,8 @@ use)
 	check "configured default features=renumber (debugfs)" \
 		test "$(cat /sys/kernel/debug/vmamerge/features)" = "[renumber] transplant"
 	check "module version $VER (sysfs)" test "$(cat /sys/module/vmamerge/version)" = "$VER"
+	check "README: vmamerge check-kernel (as user): exit 0, validated" as user "vmamerge check-kernel"
+	check "  ... says $REL is validated" grep -q "^$REL: validated" "$S/out"
 	check "README: sudo vmamerge-klp-wait enable 30 (installed with the CLI): the transition is over" \
 		as admin "sudo vmamerge-klp-wait enable 30"
 	as root "ls -l /dev/vmamerge"
@@ -228,6 +230,8 @@ upgraded)
 		check "the administrator's default mode=always (debugfs)" grep -q '\[always\]' /sys/kernel/debug/vmamerge/mode
 		as root "vmamerge status"
 		check "vmamerge status: tier equivalent" grep -qi "equivalent" "$S/out"
+		check "README: vmamerge check-kernel (as user): exit 0, equivalent" as user "vmamerge check-kernel"
+		check "  ... says $NEW is equivalent to a validated build" grep -q "^$NEW: equivalent to " "$S/out"
 		as user "\$HOME/realloc-loop" >/dev/null
 		off=$(sed -n 's/^vmas //p' "$S/out")
 		as user "vmamerge run -- ~/realloc-loop"
