@@ -45,6 +45,12 @@ if awk -v series=all -v out=releases -f "$top/module/builds.awk" "$top/module/bu
 	exit 0
 fi
 
+series=$(printf '%s\n' "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+if [ ! -d "$top/module/kernel-$series" ]; then
+	say "kernel $rel is of a series vmamerge does not support ($(cd "$top/module" && ls -d kernel-* | sed 's/^kernel-//' | paste -sd, - | sed 's/,/, /g')): not building the module for it"
+	exit 1
+fi
+
 first() { # the first of the paths that is a non-empty file
 	for f; do
 		[ -s "$f" ] && { echo "$f"; return 0; }
@@ -101,7 +107,6 @@ if [ $rc -ne 0 ] || [ -z "$ref" ]; then
 	say "  a port is needed: make port KVER=$rel in the vmamerge source (docs/testing.md, \"Porting to a new build\")"
 	exit 1
 fi
-series=$(printf '%s\n' "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 uts=$(printf '%s\n' "$res" | sed -n 's/^version //p')
 bid=$(printf '%s\n' "$res" | sed -n 's/^build-id \([0-9a-f]*\)$/\1/p')
 debver=$(printf '%s\n' "$uts" | sed -n 's/.*Debian \([^ ]*\).*/\1/p')

@@ -3,7 +3,9 @@
 # kernels (docs/design.md, "dkms"), in a private dkms tree, without
 # building anything: on a kernel of a series without glue, `dkms
 # autoinstall` (what a kernel package's postinst runs) exits 0 and builds
-# nothing, an explicit `dkms build` stops with BUILD_EXCLUSIVE (77); the
+# nothing, an explicit `dkms build` stops with BUILD_EXCLUSIVE (77), as it
+# does for an unlisted build of a supported series that is not equivalent
+# (dkms.conf runs module/admit.sh); the
 # kernel hook (tools/kernel-postinst) always exits 0: for a listed kernel
 # it calls `dkms install`, for an unlisted one whose image is equivalent
 # to a listed build's too (module/admit.sh), for one without an image or
@@ -40,6 +42,9 @@ if kdir_ready "$listed"; then
 	KDIR=$kdir "${dk[@]}" build --kernelsourcedir "$kdir" -m vmamerge -v "$ver" -k "$unlisted" >"$tmp/build.log" 2>&1
 	t "dkms build -k $unlisted (no glue): BUILD_EXCLUSIVE, exit 77" [ $? = 77 ]
 	t "  ... built nothing" [ ! -e "$tmp/tree/vmamerge/$ver/$unlisted/x86_64/module" ]
+	KDIR=$kdir "${dk[@]}" build --kernelsourcedir "$kdir" -m vmamerge -v "$ver" -k "$noimage" >"$tmp/build.log" 2>&1
+	t "dkms build -k $noimage (unlisted, no image to check): BUILD_EXCLUSIVE, exit 77" [ $? = 77 ]
+	t "  ... says why (dkms.conf runs the equivalence check)" grep -q "its image is not here" "$tmp/build.log"
 else
 	echo "ok - dkms autoinstall/build on an unlisted kernel # SKIP $(kdir_missing_msg "$listed")"
 fi
