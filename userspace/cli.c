@@ -16,6 +16,8 @@ enum {
 	OPT_NO_EXEC,
 	OPT_SUMMARY,
 	OPT_ALL,
+	OPT_IMAGE,
+	OPT_CONFIG,
 };
 
 #define O_HELP		{ "help",	no_argument,		NULL, 'h' }
@@ -24,6 +26,8 @@ enum {
 #define O_NO_EXEC	{ "no-exec",	no_argument,		NULL, OPT_NO_EXEC }
 #define O_SUMMARY	{ "summary",	no_argument,		NULL, OPT_SUMMARY }
 #define O_ALL		{ "all",	no_argument,		NULL, OPT_ALL }
+#define O_IMAGE		{ "image",	required_argument,	NULL, OPT_IMAGE }
+#define O_CONFIG	{ "config",	required_argument,	NULL, OPT_CONFIG }
 #define O_END		{ NULL, 0, NULL, 0 }
 
 static const struct option opts_help[] = { O_HELP, O_END };
@@ -34,6 +38,9 @@ static const struct option opts_run[] = { O_HELP, O_NO_EXEC, O_END };
 static const struct option opts_stats[] = { O_HELP, O_PID, O_JSON, O_ALL, O_END };
 static const struct option opts_maps[] = { O_HELP, O_PID, O_JSON, O_SUMMARY, O_END };
 static const struct option opts_pid_json[] = { O_HELP, O_PID, O_JSON, O_END };
+static const struct option opts_check_kernel[] = {
+	O_HELP, O_JSON, O_IMAGE, O_CONFIG, O_END
+};
 
 static const struct command {
 	const char *name;
@@ -44,8 +51,10 @@ static const struct command {
 	const char *text;
 } commands[] = {
 	{ "status", CMD_STATUS, ":h", opts_json, "status [--json]",
-"module, livepatch, kernel, ABI version, mode, features and this\n"
-"process's opt-in state.  Exit 1 when the module is not loaded.\n" },
+"module, livepatch, kernel and the tier of its build (validated,\n"
+"equivalent to a validated build, or refused: then see check-kernel),\n"
+"ABI version, mode, features and this process's opt-in state.  Exit 1\n"
+"when the module is not loaded.\n" },
 	{ "mode", CMD_MODE, ":h", opts_json, "mode [--json] [always|optin|never]",
 "show the global mode, or set it (CAP_SYS_ADMIN):\n"
 "  always  every process\n"
@@ -101,6 +110,14 @@ static const struct command {
 "anonymous page's anon_vma root and index, the anon_vma chains, interval\n"
 "trees and counts.  Exit 0 when they hold, 1 when a violation is found\n"
 "(the first is described), 2 on errors.\n" },
+	{ "check-kernel", CMD_CHECK_KERNEL, ":h", opts_check_kernel,
+	  "check-kernel [RELEASE] [--image PATH] [--config PATH] [--json]",
+"whether a kernel build (default: the running one) is supported: one of the\n"
+"validated builds this tool was built with, or a build whose image kfp\n"
+"proves identical to one of theirs wherever the module depends on it (the\n"
+"functions, structs and config options of the validated builds'\n"
+"fingerprints).  Exit 0 supported, 1 refused (with what differs and how to\n"
+"port it), 2 error (kfp or the fingerprints missing, unreadable image).\n" },
 	{ "help", CMD_HELP, ":h", opts_help, "help [COMMAND]",
 "this text, or the help of COMMAND (also: vmamerge COMMAND --help).\n" },
 };
@@ -162,6 +179,10 @@ static const char *option_help(int val)
 		return "--summary      only the counts, no VMA list";
 	case OPT_ALL:
 		return "--all          every opted-in process";
+	case OPT_IMAGE:
+		return "--image PATH   the kernel image (default /boot/vmlinuz-RELEASE)";
+	case OPT_CONFIG:
+		return "--config PATH  its config (default /boot/config-RELEASE)";
 	default:
 		return "";
 	}
@@ -200,6 +221,8 @@ void cli_help(FILE *f, enum cli_cmd cmd)
 "  --json          machine-readable output: one JSON object on stdout; on\n"
 "                  errors {\"error\": \"...\"} (and the message on stderr)\n"
 "  --no-exec       the opt-in does not survive execve()\n"
+"  --image PATH, --config PATH\n"
+"                  check-kernel: the kernel image and config to check\n"
 "  -h, --help      help (of the command it follows)\n"
 "  -V, --version   the version of vmamerge and of its ABI\n"
 "\n"
@@ -215,7 +238,7 @@ void cli_help(FILE *f, enum cli_cmd cmd)
 "\n"
 "Exit status: 0 success, 1 runtime error, 2 usage error; run: CMD's status,\n"
 "125 for its own failures, 126/127 when CMD cannot be run; verify: 0 clean,\n"
-"1 violation, 2 error.\n", f);
+"1 violation, 2 error; check-kernel: 0 supported, 1 refused, 2 error.\n", f);
 }
 
 int cli_usage_status(const struct cli *c)
@@ -261,6 +284,14 @@ int parse_ull_strict(const char *s, unsigned long long max,
 	}
 	*out = v;
 	return 0;
+}
+
+bool release_valid(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
+			     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+~-");
+
+	return n && !s[n] && n <= 64 && s[0] != '.' && s[0] != '-';
 }
 
 int parse_pid(const char *s, pid_t *pid)
@@ -313,6 +344,21 @@ static void bad_option(char *buf, size_t len, char **argv)
 		snprintf(buf, len, "%.*s", (int)strcspn(a, "="), a);
 }
 
+/* --image PATH, --config PATH: once each, not empty. */
+static int path_option(struct cli *c, int o, const char *path,
+		       const struct command *d, char *err, size_t len)
+{
+	const char **p = o == OPT_IMAGE ? &c->image : &c->config;
+	const char *name = o == OPT_IMAGE ? "--image" : "--config";
+
+	if (*p)
+		return usage_err(err, len, d, "%s given twice", name);
+	if (!*path)
+		return usage_err(err, len, d, "%s needs a path, not ''", name);
+	*p = path;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, const struct command *d,
 			 struct cli *c, char *err, size_t len)
 {
@@ -347,6 +393,11 @@ static int parse_options(int argc, char **argv, const struct command *d,
 			break;
 		case OPT_ALL:
 			c->all = true;
+			break;
+		case OPT_IMAGE:
+		case OPT_CONFIG:
+			if (path_option(c, o, optarg, d, err, len))
+				return -1;
 			break;
 		case ':':
 			return usage_err(err, len, d, "option '%s' needs an argument",
@@ -410,6 +461,13 @@ static int check_args(const struct command *d, struct cli *c, char *err,
 	case CMD_RUN:
 		if (!c->nargs)
 			return usage_err(err, len, d, "run needs a command");
+		return 0;
+	case CMD_CHECK_KERNEL:
+		if (c->nargs > 1)
+			return usage_err(err, len, d, "check-kernel takes at most one release");
+		if (c->nargs && !release_valid(c->args[0]))
+			return usage_err(err, len, d, "invalid kernel release '%s'",
+					 c->args[0]);
 		return 0;
 	default:
 		break;

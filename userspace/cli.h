@@ -26,6 +26,7 @@ enum cli_cmd {
 	CMD_MAPS,
 	CMD_VERIFY,
 	CMD_COMPACT,
+	CMD_CHECK_KERNEL,
 };
 
 struct cli {
@@ -38,6 +39,8 @@ struct cli {
 	bool no_exec;
 	bool summary;
 	bool all;
+	const char *image;	/* check-kernel --image, or NULL */
+	const char *config;	/* check-kernel --config, or NULL */
 	int nargs;		/* positional arguments */
 	char **args;		/* points into argv; args[nargs] == NULL */
 };
@@ -64,6 +67,13 @@ const char *cli_cmd_name(enum cli_cmd cmd);
  * tool does not know (a newer module) as "counter_N" in buf.
  */
 const char *counter_name(unsigned int i, char *buf, size_t len);
+
+/*
+ * A kernel release as uname -r prints it, safe to put into a path:
+ * letters, digits and "._+~-", not starting with '.' or '-', at most 64
+ * characters (the kernel's limit).
+ */
+bool release_valid(const char *s);
 
 /* Strict decimal: digits only, no sign/space, <= max.  0 or -1. */
 int parse_ull_strict(const char *s, unsigned long long max,

@@ -22,6 +22,7 @@
 #include "vmamerge.h"	/* module/uapi */
 #include "cli.h"
 #include "compact.h"
+#include "kernelcheck.h"
 #include "maps.h"
 #include "modvmas.h"
 #include "verify.h"
@@ -650,6 +651,11 @@ static void test_cli(void)
 		"--frob", "stats -p 1 --all", "enable --json -p 1", "run --json ls",
 		"compact", "compact -p 1 extra", "compact -p 1 --no-exec",
 		"compact -p 1 --summary", "compact --all", "compact -p 0",
+		"check-kernel a b", "check-kernel ../x", "check-kernel a/b",
+		"check-kernel .x", "check-kernel --image", "check-kernel --config",
+		"check-kernel --image=",
+		"check-kernel --image a --image b", "check-kernel -p 1",
+		"check-kernel --all", "check-kernel 'a b'",
 	};
 	static const char *const run_argv[] = { "prog", "a", "b c", "", "d", NULL };
 	static const char *const run_p[] = { "prog", "-p", "3", NULL };
@@ -775,6 +781,35 @@ static void test_cli(void)
 	   "cli: help compact");
 	ok(!parse(&c, "compact -h") && c.cmd == CMD_HELP && c.help_cmd == CMD_COMPACT,
 	   "cli: compact -h");
+	ok(!parse(&c, "check-kernel") && c.cmd == CMD_CHECK_KERNEL && !c.nargs &&
+	   !c.image && !c.config && !c.json, "cli: check-kernel");
+	ok(!parse(&c, "check-kernel --json 6.1.0-58-amd64 --image=/i --config /c") &&
+	   c.json && c.nargs == 1 && !strcmp(c.args[0], "6.1.0-58-amd64") &&
+	   !strcmp(c.image, "/i") && !strcmp(c.config, "/c"),
+	   "cli: check-kernel --json RELEASE --image=PATH --config PATH");
+	ok(!parse(&c, "check-kernel 6.12.117+deb13.1-amd64") &&
+	   !strcmp(c.args[0], "6.12.117+deb13.1-amd64"), "cli: check-kernel with + and .");
+	ok(!parse(&c, "check-kernel --image -1") && !strcmp(c.image, "-1"),
+	   "cli: check-kernel --image -1: the path is -1");
+	ok(parse(&c, "check-kernel a b") == -1 && cli_usage_status(&c) == 2 &&
+	   !strcmp(parse_err, "check-kernel takes at most one release; see 'vmamerge help check-kernel'"),
+	   "cli: check-kernel a b: '%s'", parse_err);
+	ok(parse(&c, "check-kernel ../etc") == -1 &&
+	   !strcmp(parse_err, "invalid kernel release '../etc'; see 'vmamerge help check-kernel'"),
+	   "cli: check-kernel ../etc: '%s'", parse_err);
+	ok(parse(&c, "check-kernel --image a --image b") == -1 &&
+	   !strcmp(parse_err, "--image given twice; see 'vmamerge help check-kernel'"),
+	   "cli: check-kernel --image twice: '%s'", parse_err);
+	ok(parsev(&c, "check-kernel", "--config", "", NULL) == -1 &&
+	   !strcmp(parse_err, "--config needs a path, not ''; see 'vmamerge help check-kernel'"),
+	   "cli: check-kernel --config '': '%s'", parse_err);
+	ok(!parse(&c, "help check-kernel") && c.help_cmd == CMD_CHECK_KERNEL,
+	   "cli: help check-kernel");
+	ok(release_valid("6.1.0-57-amd64") && release_valid("6.1.192-vmamerge-debug") &&
+	   release_valid("7.3.4+deb13~bpo1") && !release_valid("") &&
+	   !release_valid("-x") && !release_valid(".x") && !release_valid("a/b") &&
+	   !release_valid("a b") && !release_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+	   "cli: release_valid");
 }
 
 static void test_help(void)
@@ -1166,6 +1201,214 @@ static void test_nearest_build(void)
 #undef NEAREST
 }
 
+/* ---- check-kernel: kfp check's output, the verdict ---- */
+
+#define KFP_HEAD "image 6.1.0-58-amd64\n" \
+	"version #1 SMP PREEMPT_DYNAMIC Debian 6.1.192-4 (2026-12-01)\n" \
+	"build-id 0123abcd\n"
+#define KFP_REFS "ref 6.1.0-56-amd64 differs 2 func:copy_vma struct:mm_struct\n" \
+	"ref 6.1.0-57-amd64 identical 46 20 31\n" \
+	"ref 6.12.117+deb12-amd64 other-series\n"
+
+/* kfp_check_parse() of text for 6.1.0-58-amd64 with nfps fingerprints */
+static int kparse(const char *text, size_t nfps, int status,
+		  struct kfp_check *k, char *err, size_t len)
+{
+	static char buf[4096];
+	size_t n = strlen(text);
+
+	memcpy(buf, text, n + 1);
+	return kfp_check_parse(buf, n, "6.1.0-58-amd64", nfps, status, k, err, len);
+}
+
+static void test_kfp_parse(void)
+{
+	static const struct {
+		const char *text, *why;
+		int status;
+	} bad[] = {
+		{ "", "kfp printed nothing", 1 },
+		{ KFP_HEAD, "ends after 3 lines without the verdict", 1 },
+		{ KFP_HEAD KFP_REFS, "ends after 6 lines without the verdict", 0 },
+		{ KFP_HEAD KFP_REFS "equivalent 6.1.0-57-amd64", "middle of a line", 0 },
+		{ "version x\n", "expected 'image RELEASE'", 1 },
+		{ "image 6.1.0-59-amd64\n", "kfp checked kernel 6.1.0-59-amd64, not 6.1.0-58-amd64", 1 },
+		{ "image  6.1.0-58-amd64\n", "expected 'image RELEASE'", 1 },
+		{ "image 6.1.0-58-amd64 \n", "expected 'image RELEASE'", 1 },
+		{ "image 6.1.0-58-amd64\nversion \n", "an empty UTS version", 1 },
+		{ "image 6.1.0-58-amd64\nversion \001\n", "a control character", 1 },
+		{ "image 6.1.0-58-amd64\nversion v\nbuild-id XYZ\n", "not hex", 1 },
+		{ "image 6.1.0-58-amd64\nversion v\nbuild-id\n", "expected 'build-id HEX'", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 identical 46 20\nrefused none\n",
+		  "expected 'identical NFUNCS NSTRUCTS NOPTIONS'", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 identical 46 20 x\nrefused none\n",
+		  "expected 'identical NFUNCS NSTRUCTS NOPTIONS'", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 differs 3 a b\n", "3 items announced, 2 given", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 differs 0\n", "expected 'differs N ITEM...'", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 differs 1 a  b\n", "an empty or unprintable item", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 same\n", "unknown comparison 'same'", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 other-series x\n", "extra fields after other-series", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 other-series\nref 6.1.0-57-amd64 other-series\n",
+		  "a second record of 6.1.0-57-amd64", 1 },
+		{ KFP_HEAD KFP_REFS "ref 6.1.0-55-amd64 other-series\n",
+		  "more ref records than the 3 fingerprints given", 1 },
+		{ KFP_HEAD "ref 6.1.0-57-amd64 identical 1 2 3\nequivalent 6.1.0-57-amd64\n",
+		  "kfp reported on 1 of the 3 fingerprints given", 0 },
+		{ KFP_HEAD KFP_REFS "equivalent 6.1.0-57-amd64\n", "exited with status 1 after 'equivalent'", 1 },
+		{ KFP_HEAD KFP_REFS "equivalent 6.1.0-56-amd64\n", "has no 'identical' record", 0 },
+		{ KFP_HEAD KFP_REFS "refused 6.1.0-56-amd64\n", "refused although 6.1.0-57-amd64 is identical", 1 },
+		{ KFP_HEAD KFP_REFS "equivalent 6.1.0-57-amd64\nequivalent 6.1.0-57-amd64\n",
+		  "a line after the verdict", 0 },
+		{ KFP_HEAD KFP_REFS "frobnicated\n", "expected 'ref ...'", 0 },
+		{ KFP_HEAD "ref 6.1.0-56-amd64 differs 2 a b\nref 6.1.0-55-amd64 differs 1 c\n"
+		  "ref 6.12.117+deb12-amd64 other-series\nrefused 6.1.0-56-amd64\n",
+		  "6.1.0-55-amd64 is nearer (1 differences)", 1 },
+		{ KFP_HEAD "ref 6.1.0-56-amd64 differs 2 a b\nref 6.1.0-55-amd64 other-series\n"
+		  "ref 6.12.117+deb12-amd64 other-series\nrefused none\n",
+		  "6.1.0-56-amd64 is nearer (2 differences)", 1 },
+	};
+	struct kfp_check k;
+	char err[256];
+	size_t i;
+	const char *d;
+	int ret;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ret = kparse(bad[i].text, 3, bad[i].status, &k, err, sizeof(err));
+		ok(ret == -1 && strstr(err, bad[i].why) && !strchr(err, '\n') &&
+		   !k.refs, "kfp parse: refuses case %zu: '%s'", i, err);
+	}
+	/* a NUL byte: the length says where the output ends, not the NUL */
+	{
+		char nul[] = KFP_HEAD "x\0y\n";
+
+		ok(kfp_check_parse(nul, sizeof(nul) - 1, "6.1.0-58-amd64", 3, 1,
+				   &k, err, sizeof(err)) == -1 &&
+		   strstr(err, "a NUL byte at offset"), "kfp parse: a NUL byte: '%s'", err);
+	}
+	ok(!kparse(KFP_HEAD KFP_REFS "equivalent 6.1.0-57-amd64\n", 3, 0, &k, err,
+		   sizeof(err)) && k.equivalent && k.nrefs == 3 &&
+	   !strcmp(k.image, "6.1.0-58-amd64") &&
+	   !strcmp(k.version, "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-4 (2026-12-01)") &&
+	   !strcmp(k.build_id, "0123abcd") && k.verdict == &k.refs[1] &&
+	   k.verdict->nfuncs == 46 && k.verdict->nstructs == 20 &&
+	   k.verdict->noptions == 31 && k.refs[2].kind == KFP_REF_OTHER_SERIES,
+	   "kfp parse: equivalent, every record read");
+	kfp_check_free(&k);
+	ok(!kparse("image 6.1.0-58-amd64\nversion v\nbuild-id none\n"
+		   "ref 6.1.0-56-amd64 differs 2 func:copy_vma struct:mm_struct\n"
+		   "ref 6.1.0-57-amd64 differs 2 a b\nrefused 6.1.0-56-amd64\n",
+		   2, 1, &k, err, sizeof(err)) && !k.equivalent && !k.build_id &&
+	   k.verdict == &k.refs[0] && k.verdict->ndiffs == 2 &&
+	   !strcmp(k.verdict->diffs, "func:copy_vma") &&
+	   !strcmp(k.verdict->diffs + strlen(k.verdict->diffs) + 1, "struct:mm_struct"),
+	   "kfp parse: refused, the nearest (a tie: the one named) and its items; err '%s'", err);
+	d = k.verdict ? k.verdict->diffs : NULL;
+	kfp_check_free(&k);
+	ok(d && !kparse("image 6.1.0-58-amd64\nversion v\nbuild-id none\n"
+			"ref 6.12.117+deb12-amd64 other-series\nrefused none\n",
+			1, 1, &k, err, sizeof(err)) && !k.verdict && k.nrefs == 1,
+	   "kfp parse: refused none, every fingerprint of another series");
+	kfp_check_free(&k);
+}
+
+static char *verdict_out(const struct kernel_verdict *v, int json)
+{
+	struct mem m;
+
+	(json ? kernel_verdict_json : kernel_verdict_text)(mem_open(&m), v);
+	return mem_text(&m);
+}
+
+/* ok() that shows what was printed when it is not what was wanted */
+static void out_ok(const char *out, int cond, const char *what)
+{
+	ok(cond, "%s", what);
+	if (!cond)
+		printf("# got: %s\n", out);
+}
+
+static void test_verdict(void)
+{
+	static const char none[] =
+		"6.1.0-58-amd64: refused: no validated build of its series to compare with\n";
+	struct kernel_verdict v = { .release = "6.1.0-58-amd64" };
+	struct kfp_check k;
+	char err[256], *out;
+	const char *tier, *ref;
+
+	v.tier = "full";
+	v.release = "6.1.0-57-amd64";
+	out = verdict_out(&v, 0);
+	out_ok(out, !strcmp(out, "6.1.0-57-amd64: validated (full tier)\n"), "verdict: validated");
+	free(out);
+	out = verdict_out(&v, 1);
+	out_ok(out, !strcmp(out, "{\"kernel\": \"6.1.0-57-amd64\", \"validated\": true, \"tier\": \"full\", \"equivalent_to\": null, \"nearest\": \"6.1.0-57-amd64\", \"build_id\": null, \"differs\": [], \"error\": null}\n"),
+	       "verdict: validated, JSON");
+	free(out);
+
+	v.release = "6.1.0-58-amd64";
+	kparse(KFP_HEAD KFP_REFS "equivalent 6.1.0-57-amd64\n", 3, 0, &k, err, sizeof(err));
+	v.tier = "equivalent";
+	v.ref = k.verdict;
+	v.build_id = k.build_id;
+	out = verdict_out(&v, 0);
+	out_ok(out, !strcmp(out, "6.1.0-58-amd64: equivalent to 6.1.0-57-amd64: 46 functions, 20 structs, 31 config options identical\n"),
+	       "verdict: equivalent");
+	free(out);
+	out = verdict_out(&v, 1);
+	out_ok(out, !strcmp(out, "{\"kernel\": \"6.1.0-58-amd64\", \"validated\": false, \"tier\": \"equivalent\", \"equivalent_to\": \"6.1.0-57-amd64\", \"nearest\": \"6.1.0-57-amd64\", \"build_id\": \"0123abcd\", \"differs\": [], \"error\": null}\n"),
+	       "verdict: equivalent, JSON");
+	json_ok(out, ".tier .equivalent_to .differs", "\"equivalent\"\n\"6.1.0-57-amd64\"\n[]\n",
+		"verdict: equivalent, JSON parsed");
+	free(out);
+	kfp_check_free(&k);
+
+	kparse(KFP_HEAD "ref 6.1.0-56-amd64 differs 2 func:copy_vma struct:mm_struct\n"
+	       "ref 6.1.0-57-amd64 differs 3 a b c\nref 6.12.117+deb12-amd64 other-series\n"
+	       "refused 6.1.0-56-amd64\n", 3, 1, &k, err, sizeof(err));
+	v.tier = "refused";
+	v.ref = k.verdict;
+	out = verdict_out(&v, 0);
+	out_ok(out, !strcmp(out, "6.1.0-58-amd64: refused: differs from the nearest validated build 6.1.0-56-amd64 in: func:copy_vma struct:mm_struct\n"
+		   "to support it, port it in the vmamerge source tree: make port KVER=6.1.0-58-amd64 (docs/testing.md, \"Porting to a new build\")\n"),
+	       "verdict: refused, the items and what to do");
+	free(out);
+	out = verdict_out(&v, 1);
+	out_ok(out, strstr(out, "\"tier\": \"refused\", \"equivalent_to\": null, \"nearest\": \"6.1.0-56-amd64\"") &&
+	       strstr(out, "\"differs\": [\"func:copy_vma\", \"struct:mm_struct\"], \"error\": null}"),
+	       "verdict: refused, JSON");
+	free(out);
+	kfp_check_free(&k);
+
+	v.ref = NULL;
+	v.build_id = NULL;
+	out = verdict_out(&v, 0);
+	out_ok(out, !strncmp(out, none, strlen(none)),
+	       "verdict: refused, no build of the series");
+	free(out);
+	v.tier = NULL;
+	v.error = "check-kernel: kfp: bad \"image\"";
+	out = verdict_out(&v, 0);
+	out_ok(out, !*out, "verdict: an error prints nothing as text");
+	free(out);
+	out = verdict_out(&v, 1);
+	out_ok(out, !strcmp(out, "{\"kernel\": \"6.1.0-58-amd64\", \"validated\": false, \"tier\": null, \"equivalent_to\": null, \"nearest\": null, \"build_id\": null, \"differs\": [], \"error\": \"check-kernel: kfp: bad \\\"image\\\"\"}\n"),
+	       "verdict: an error, JSON");
+	free(out);
+
+	ok(!tier_parse("smoke", &tier, &ref) && !strcmp(tier, "smoke") && !ref &&
+	   !tier_parse("equivalent 6.1.0-57-amd64", &tier, &ref) &&
+	   !strcmp(tier, "equivalent") && !strcmp(ref, "6.1.0-57-amd64") &&
+	   tier_parse("equivalent", &tier, &ref) && tier_parse("equivalent ", &tier, &ref) &&
+	   tier_parse("equivalent a b", &tier, &ref) && tier_parse("full ", &tier, &ref) &&
+	   tier_parse("", &tier, &ref) && tier_parse("refused", &tier, &ref),
+	   "tier_parse: full/smoke/debug, 'equivalent REF', nothing else");
+	ok(tier_validated("debug") && !tier_validated("equivalent") &&
+	   !strcmp(tier_text("debug"), "debug twin of a full build"),
+	   "tier_validated, tier_text");
+}
+
 int main(int argc, char **argv)
 {
 	json_checker = argc > 1 ? argv[1] : NULL;
@@ -1190,6 +1433,8 @@ int main(int argc, char **argv)
 	test_help();
 	test_compact();
 	test_nearest_build();
+	test_kfp_parse();
+	test_verdict();
 	printf("1..%d\n", passed + failed);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

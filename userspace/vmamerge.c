@@ -24,11 +24,14 @@
 #include "vmamerge.h"	/* module/uapi */
 #include "cli.h"
 #include "compact.h"
+#include "kernelcheck.h"
 #include "maps.h"
 #include "modvmas.h"
+#include "subproc.h"
 #include "verify.h"
 #include "builds.h"		/* module/: struct vmamerge_build, nearest */
 #include <validated-builds.h>	/* generated from module/builds.list (-I.) */
+#include <vmamerge-paths.h>	/* generated: VMAMERGE_KFP_PATH (-I.) */
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434	/* the same on every architecture */
@@ -41,6 +44,8 @@
 #define SYSFS_MODULE	"/sys/module/vmamerge"
 #define SYSFS_LIVEPATCH	"/sys/kernel/livepatch/vmamerge"
 #define DEBUGFS_DIR	"/sys/kernel/debug/vmamerge"
+/* the validated builds' fingerprints, in the module source dkms builds */
+#define FINGERPRINT_DIR	"/usr/src/vmamerge-" VMAMERGE_VERSION "/module/fingerprints"
 
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
@@ -452,16 +457,27 @@ static const struct vmamerge_build validated_builds[] = {
 };
 #define N_BUILDS ((int)(sizeof(validated_builds) / sizeof(validated_builds[0])))
 
-/* The validated build that is running, or NULL. */
-static const struct vmamerge_build *running_build(const struct utsname *u)
+/*
+ * The validated build of @release and UTS version @version (NULL: of
+ * @release whatever its version, for a kernel that is not running), or
+ * NULL.
+ */
+static const struct vmamerge_build *listed_build(const char *release,
+						 const char *version)
 {
 	int i;
 
 	for (i = 0; i < N_BUILDS; i++)
-		if (!strcmp(validated_builds[i].release, u->release) &&
-		    !strcmp(validated_builds[i].version, u->version))
+		if (!strcmp(validated_builds[i].release, release) &&
+		    (!version || !strcmp(validated_builds[i].version, version)))
 			return &validated_builds[i];
 	return NULL;
+}
+
+/* The validated build that is running, or NULL. */
+static const struct vmamerge_build *running_build(const struct utsname *u)
+{
+	return listed_build(u->release, u->version);
 }
 
 /* The nearest validated build to port from (module/builds.h), or NULL. */
@@ -473,43 +489,129 @@ static const struct vmamerge_build *nearest_build(const struct utsname *u)
 	return i < 0 ? NULL : &validated_builds[i];
 }
 
-static const char *tier_text(const char *tier)
+/* The tier of the running build (status). */
+struct build_tier {
+	const char *tier;	/* full, smoke, debug, equivalent, refused */
+	char ref[72];		/* equivalent: to this validated build */
+};
+
+/* Take a tier line (tier_parse()) into t: 0, or -1 if it is none. */
+static int tier_take(struct build_tier *t, const char *line)
 {
-	return !strcmp(tier, "debug") ? "debug twin of a full build" :
-	       !strcmp(tier, "full") ? "full tier" : "smoke tier";
+	const char *tier, *ref;
+
+	if (!line || tier_parse(line, &tier, &ref))
+		return -1;
+	t->tier = tier;
+	snprintf(t->ref, sizeof(t->ref), "%s", ref ? ref : "");
+	return 0;
 }
 
-/* "build:" of status: validated (tier), or what to port from and how. */
-static void status_build_line(const struct utsname *u)
+/*
+ * The tier of the module installed for @release: modinfo's "tier" field,
+ * one line.  modinfo is looked up in $PATH, then /usr/sbin and /sbin
+ * (which a user's PATH may lack); without it, or without a module, or with
+ * a module that has no tier, -1.
+ */
+static int modinfo_tier(const char *release, struct build_tier *t)
 {
-	const struct vmamerge_build *b = running_build(u), *n;
+	char path[PATH_MAX];
+	char *argv[] = { "modinfo", "-k", (char *)release, "-F", "tier",
+			 "vmamerge", NULL };
+	struct spawn_out o;
+	int ret = -1;
 
-	if (b) {
-		printf("build:        validated (%s)\n", tier_text(b->tier));
+	if (spawn_find("modinfo", "/usr/sbin:/sbin", path, sizeof(path)) ||
+	    spawn_capture(path, argv, &o))
+		return -1;
+	/* exactly one line, no NUL: the field of the one module */
+	if (WIFEXITED(o.status) && !WEXITSTATUS(o.status) && !o.truncated &&
+	    o.out_len && strlen(o.out) == o.out_len &&
+	    strchr(o.out, '\n') == o.out + o.out_len - 1) {
+		o.out[o.out_len - 1] = '\0';
+		ret = tier_take(t, o.out);
+	}
+	spawn_out_free(&o);
+	return ret;
+}
+
+/*
+ * What the running build is to the module: the loaded module's own word
+ * (/sys/module/vmamerge/build), else module/builds.list, else the tier
+ * of the module installed for it (an equivalent build's), else refused.
+ */
+static void running_tier(const struct utsname *u, struct build_tier *t)
+{
+	const struct vmamerge_build *b;
+	char *line = module_loaded() ? read_line(SYSFS_MODULE "/build") : NULL;
+	int ret = tier_take(t, line);
+
+	free(line);
+	if (!ret)
+		return;
+	b = running_build(u);
+	if (b && !tier_take(t, b->tier))
+		return;
+	if (!modinfo_tier(u->release, t))
+		return;
+	t->tier = "refused";
+	t->ref[0] = '\0';
+}
+
+static bool tier_is(const struct build_tier *t, const char *tier)
+{
+	return !strcmp(t->tier, tier);
+}
+
+/*
+ * "build:" of status: validated (tier), equivalent (to what), or what to
+ * port from and how.
+ */
+static void status_build_line(const struct utsname *u,
+			      const struct build_tier *t)
+{
+	const struct vmamerge_build *n;
+
+	if (tier_validated(t->tier)) {
+		printf("build:        validated (%s)\n", tier_text(t->tier));
+		return;
+	}
+	if (tier_is(t, "equivalent")) {
+		printf("build:        equivalent (to %s)\n", t->ref);
 		return;
 	}
 	n = nearest_build(u);
-	printf("build:        not validated (%s); nearest validated build: %s%s%s%s; to port: make port KVER=%s\n",
+	printf("build:        not validated (%s); nearest validated build: %s%s%s%s; to port: make port KVER=%s; whether it is equivalent to a validated build: vmamerge check-kernel\n",
 	       u->version, n ? n->release : "none of this series",
 	       n ? " (" : "", n ? n->debver : "", n ? ")" : "", u->release);
 }
 
 /*
  * "build" of status --json: validated or not, the tier ("full", "smoke",
- * "debug" from module/builds.list; "refused" for a build the module does
- * not load on) and the nearest validated build (the build itself when it
- * is validated; null when none of its series is).
+ * "debug" from module/builds.list; "equivalent" for a build proven
+ * identical to the validated build "equivalent_to"; "refused" for a build
+ * the module does not load on) and the nearest validated build (the build
+ * itself when it is validated, the one it is equivalent to, else the one
+ * to port from; null when none of its series is).
  */
-static void status_build_json(const struct utsname *u)
+static void status_build_json(const struct utsname *u,
+			      const struct build_tier *t)
 {
-	const struct vmamerge_build *b = running_build(u);
-	const struct vmamerge_build *n = b ? b : nearest_build(u);
+	const struct vmamerge_build *n = nearest_build(u);
+	bool validated = tier_validated(t->tier);
+	bool eq = tier_is(t, "equivalent");
 
-	printf("{\"validated\": %s, \"tier\": ", b ? "true" : "false");
-	json_string(stdout, b ? b->tier : "refused");
+	printf("{\"validated\": %s, \"tier\": ", json_bool(validated));
+	json_string(stdout, t->tier);
 	printf(", \"nearest\": ");
-	if (n)
-		json_string(stdout, n->release);
+	if (validated || eq || n)
+		json_string(stdout, validated ? u->release : eq ? t->ref :
+			    n->release);
+	else
+		printf("null");
+	printf(", \"equivalent_to\": ");
+	if (eq)
+		json_string(stdout, t->ref);
 	else
 		printf("null");
 	printf("}");
@@ -519,6 +621,7 @@ static void status_build_json(const struct utsname *u)
 struct status {
 	struct utsname uts;
 	bool have_uts;
+	struct build_tier tier;	/* when have_uts */
 	char *version;		/* the module's, from sysfs */
 	int lp_enabled, lp_transition;
 	bool have_abi, have_config, have_self;
@@ -603,7 +706,7 @@ static void status_json(const struct status *st)
 	json_string(stdout, st->have_uts ? st->uts.release : "");
 	if (st->have_uts) {
 		printf(", \"build\": ");
-		status_build_json(&st->uts);
+		status_build_json(&st->uts, &st->tier);
 	}
 	printf(", \"module\": {\"loaded\": true, \"version\": ");
 	if (st->version)
@@ -664,14 +767,14 @@ static int status_unloaded(const struct cli *c, struct status *st)
 {
 	if (!c->json && st->have_uts) {
 		printf("kernel:       %s\n", st->uts.release);
-		status_build_line(&st->uts);
+		status_build_line(&st->uts, &st->tier);
 	}
 	if (!c->json) {
 		printf("module:       not loaded\n");
 		fflush(stdout);
 	}
-	if (st->have_uts && !running_build(&st->uts))
-		msg("module not loaded: no module is built for %s, which is not a validated build: boot a validated kernel, or port this one (make port KVER=%s)",
+	if (st->have_uts && tier_is(&st->tier, "refused"))
+		msg("module not loaded: no module is built for %s, which is not a validated build: boot a validated kernel, or port this one (make port KVER=%s); 'vmamerge check-kernel' says whether it is equivalent to a validated build",
 		    st->uts.release, st->uts.release);
 	else
 		msg("module not loaded: load it with 'sudo modprobe vmamerge' (after 'sudo make install')");
@@ -681,7 +784,7 @@ static int status_unloaded(const struct cli *c, struct status *st)
 		json_string(stdout, st->have_uts ? st->uts.release : "");
 		if (st->have_uts) {
 			printf(", \"build\": ");
-			status_build_json(&st->uts);
+			status_build_json(&st->uts, &st->tier);
 		}
 		printf(", \"module\": {\"loaded\": false, \"version\": null}, \"tool_version\": \"%s\", \"error\": ",
 		       VMAMERGE_VERSION);
@@ -700,6 +803,8 @@ static int cmd_status(const struct cli *c)
 
 	memset(&st, 0, sizeof(st));
 	st.have_uts = !uname(&st.uts);
+	if (st.have_uts)
+		running_tier(&st.uts, &st.tier);
 	if (!module_loaded())
 		return status_unloaded(c, &st);
 	st.version = read_line(SYSFS_MODULE "/version");
@@ -717,7 +822,7 @@ static int cmd_status(const struct cli *c)
 	} else {
 		if (st.have_uts) {
 			printf("kernel:       %s\n", st.uts.release);
-			status_build_line(&st.uts);
+			status_build_line(&st.uts, &st.tier);
 		}
 		printf("module:       loaded%s%s\n", st.version ? ", version " : "",
 		       st.version ? st.version : "");
@@ -1532,6 +1637,279 @@ static int cmd_verify(const struct cli *c)
 	return v.nr_violations ? EXIT_RUNTIME : 0;
 }
 
+/* ---- check-kernel ---- */
+
+/* kfp: $VMAMERGE_KFP, else where make install puts it (vmamerge-paths.h). */
+static const char *kfp_path(void)
+{
+	const char *p = getenv("VMAMERGE_KFP");
+
+	return p && *p ? p : VMAMERGE_KFP_PATH;
+}
+
+/* 0, or -1 after saying why kfp cannot be run and how to get it. */
+static int kfp_usable(const char *kfp)
+{
+	if (!access(kfp, X_OK))
+		return 0;
+	if (errno == ENOENT)
+		msg("check-kernel: kfp is not installed: no %s (it comes with the CLI: sudo make install in the vmamerge source tree, or the vmamerge package; or set VMAMERGE_KFP)",
+		    kfp);
+	else
+		msg("check-kernel: cannot run kfp %s: %s", kfp, strerror(errno));
+	return -1;
+}
+
+/*
+ * path, as an argument of kfp into buf: kfp takes one that starts with
+ * '-' for an option, so such a relative path gets "./" in front.
+ */
+static int kfp_arg(char *buf, size_t len, const char *path)
+{
+	size_t n = snprintf(buf, len, "%s%s", path[0] == '-' ? "./" : "", path);
+
+	if (n < len)
+		return 0;
+	msg("check-kernel: path too long: %s", path);
+	return -1;
+}
+
+/*
+ * The image (name "vmlinuz") or config to check into buf: the one given,
+ * else the first of Debian's places that exists: /boot/NAME-RELEASE, or
+ * /usr/lib/modules/RELEASE/NAME (7.x kernels).  0, or -1 after saying
+ * what is missing.
+ */
+static int kernel_file(char *buf, size_t len, const char *given,
+		       const char *name, const char *opt, const char *release)
+{
+	char boot[PATH_MAX], mod[PATH_MAX];
+	const char *path = given;
+
+	if (!path) {
+		snprintf(boot, sizeof(boot), "/boot/%s-%s", name, release);
+		snprintf(mod, sizeof(mod), "/usr/lib/modules/%s/%s", release, name);
+		path = access(boot, F_OK) && !access(mod, F_OK) ? mod : boot;
+		if (access(path, F_OK)) {
+			msg("check-kernel: no %s of %s: neither %s nor %s exists (give one with %s PATH)",
+			    !strcmp(name, "vmlinuz") ? "kernel image" : "kernel config",
+			    release, boot, mod, opt);
+			return -1;
+		}
+	}
+	if (access(path, R_OK)) {
+		msg("check-kernel: cannot read %s: %s%s", path, strerror(errno),
+		    errno == EACCES ? " (as root?)" : "");
+		return -1;
+	}
+	return kfp_arg(buf, len, path);
+}
+
+static int is_kfp(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 4 && !strcmp(e->d_name + n - 4, ".kfp");
+}
+
+static void free_strings(char **v, int n)
+{
+	while (n > 0)
+		free(v[--n]);
+	free(v);
+}
+
+/*
+ * The fingerprints in dir (*.kfp, sorted by name: kfp admits by the first
+ * identical one) as paths into *out.  Their number, or -1 after saying
+ * what is missing.
+ */
+static int fingerprints(const char *dir, char ***out)
+{
+	struct dirent **e;
+	int n = scandir(dir, &e, is_kfp, alphasort), i, bad = 0;
+	char **p;
+
+	if (n < 0 && errno == ENOENT)
+		msg("check-kernel: no fingerprints: %s does not exist (they come with the module source: sudo make install in the vmamerge source tree, or the vmamerge-dkms package; or set VMAMERGE_FINGERPRINTS)",
+		    dir);
+	else if (n < 0)
+		msg("check-kernel: cannot read the fingerprints in %s: %s", dir,
+		    strerror(errno));
+	else if (!n)
+		msg("check-kernel: no fingerprint (*.kfp) in %s (they come with the module source: sudo make install in the vmamerge source tree, or the vmamerge-dkms package; or set VMAMERGE_FINGERPRINTS)",
+		    dir);
+	if (n <= 0) {
+		if (!n)
+			free(e);
+		return -1;
+	}
+	p = calloc(n, sizeof(*p));
+	for (i = 0; i < n; i++) {
+		if (p && asprintf(&p[i], "%s%s/%s", dir[0] == '-' ? "./" : "",
+				  dir, e[i]->d_name) < 0) {
+			p[i] = NULL;
+			bad = 1;
+		}
+		free(e[i]);
+	}
+	free(e);
+	if (!p || bad) {
+		msg("check-kernel: out of memory");
+		if (p)
+			free_strings(p, n);
+		return -1;
+	}
+	*out = p;
+	return n;
+}
+
+/* kfp's exit 2: its one "kfp: ..." line says what is wrong, passed on. */
+static int kfp_failed(const char *kfp, const struct spawn_out *o)
+{
+	int n = (int)strcspn(o->err, "\n");
+
+	if (n > 400)
+		n = 400;
+	if (!strncmp(o->err, "kfp: ", 5))
+		msg("check-kernel: %.*s", n, o->err);
+	else
+		msg("check-kernel: %s failed (exit status 2) without its 'kfp: ...' message%s%.*s",
+		    kfp, n ? "; it printed: " : "", n, o->err);
+	return -1;
+}
+
+/*
+ * Run kfp check (argv, the fingerprints last) and take its verdict into
+ * *v, which then points into *o and *k (the caller frees them).  0, or
+ * -1 after saying what went wrong.
+ */
+static int kfp_run(char **argv, size_t nfps, struct spawn_out *o,
+		   struct kfp_check *k, struct kernel_verdict *v)
+{
+	int ret = spawn_capture(argv[0], argv, o), code;
+	char err[256];
+
+	if (ret) {
+		msg("check-kernel: cannot run %s: %s", argv[0], strerror(ret));
+		return -1;
+	}
+	if (WIFSIGNALED(o->status)) {
+		msg("check-kernel: %s was killed by signal %d (%s)", argv[0],
+		    WTERMSIG(o->status), strsignal(WTERMSIG(o->status)));
+		return -1;
+	}
+	if (o->truncated) {
+		msg("check-kernel: %s printed more than %d bytes", argv[0],
+		    SPAWN_MAX_OUTPUT);
+		return -1;
+	}
+	code = WEXITSTATUS(o->status);
+	if (code == 2)
+		return kfp_failed(argv[0], o);
+	if (code != 0 && code != 1) {
+		msg("check-kernel: %s exited with status %d (kfp check exits 0, 1 or 2)",
+		    argv[0], code);
+		return -1;
+	}
+	if (kfp_check_parse(o->out, o->out_len, v->release, nfps, code, k, err,
+			    sizeof(err))) {
+		msg("check-kernel: the output of %s is not kfp check's: %s",
+		    argv[0], err);
+		return -1;
+	}
+	v->tier = k->equivalent ? "equivalent" : "refused";
+	v->ref = k->verdict;
+	v->build_id = k->build_id;
+	return 0;
+}
+
+/* A build not in the list: kfp check of its image against the fingerprints. */
+static int check_by_kfp(const struct cli *c, struct kernel_verdict *v,
+			struct spawn_out *o, struct kfp_check *k)
+{
+	const char *kfp = kfp_path(), *dir = getenv("VMAMERGE_FINGERPRINTS");
+	char image[PATH_MAX], config[PATH_MAX], **fps, **argv;
+	int n, ret = -1;
+
+	if (!dir || !*dir)
+		dir = FINGERPRINT_DIR;
+	if (kfp_usable(kfp) ||
+	    kernel_file(image, sizeof(image), c->image, "vmlinuz", "--image",
+			v->release) ||
+	    kernel_file(config, sizeof(config), c->config, "config", "--config",
+			v->release))
+		return -1;
+	n = fingerprints(dir, &fps);
+	if (n < 0)
+		return -1;
+	argv = calloc(n + 8, sizeof(*argv));
+	if (argv) {
+		argv[0] = (char *)kfp;
+		argv[1] = "check";
+		argv[2] = image;
+		argv[3] = "--config";
+		argv[4] = config;
+		argv[5] = "--release";
+		argv[6] = (char *)v->release;
+		memcpy(argv + 7, fps, n * sizeof(*fps));
+		ret = kfp_run(argv, n, o, k, v);
+	} else {
+		msg("check-kernel: out of memory");
+	}
+	free(argv);
+	free_strings(fps, n);
+	return ret;
+}
+
+/*
+ * check-kernel: a build of module/builds.list is supported as it is (for
+ * the running kernel its UTS version must match too; kfp is not run); any
+ * other when kfp check proves its image equivalent to one.  Exit 0
+ * supported, 1 refused, 2 error (--json: the error inside the object).
+ */
+static int cmd_check_kernel(const struct cli *c)
+{
+	struct kernel_verdict v = { 0 };
+	struct spawn_out o = { 0 };
+	struct kfp_check k = { 0 };
+	const struct vmamerge_build *b;
+	bool have_u;
+	struct utsname u;
+	int ret = 0;
+
+	have_u = !uname(&u);
+	v.release = c->nargs ? c->args[0] : have_u ? u.release : "";
+	if (!c->nargs && (!have_u || !release_valid(u.release))) {
+		msg("check-kernel: the running kernel's release '%s' is not one to check: give RELEASE",
+		    v.release);
+		ret = -1;
+	} else {
+		b = listed_build(v.release, have_u && !strcmp(v.release, u.release) ?
+				 u.version : NULL);
+		if (b)
+			v.tier = b->tier;
+		else
+			ret = check_by_kfp(c, &v, &o, &k);
+	}
+	if (c->json) {
+		v.error = ret ? json_err : NULL;
+		kernel_verdict_json(stdout, &v);
+		/* the object has it: main() must not print a second one */
+		json_err[0] = '\0';
+	} else {
+		kernel_verdict_text(stdout, &v);
+	}
+	if (!ret)
+		ret = tier_validated(v.tier) || !strcmp(v.tier, "equivalent") ?
+		      0 : EXIT_RUNTIME;
+	else
+		ret = EXIT_USAGE;
+	kfp_check_free(&k);
+	spawn_out_free(&o);
+	return ret;
+}
+
 /* ---- main ---- */
 
 static int dispatch(const struct cli *c)
@@ -1554,6 +1932,7 @@ static int dispatch(const struct cli *c)
 	case CMD_MAPS:		return cmd_maps(c);
 	case CMD_VERIFY:	return cmd_verify(c);
 	case CMD_COMPACT:	return cmd_compact(c);
+	case CMD_CHECK_KERNEL:	return cmd_check_kernel(c);
 	default:
 		return EXIT_USAGE;
 	}
@@ -1596,8 +1975,9 @@ int main(int argc, char **argv)
 		json_error(json_err);
 	if (fflush(stdout) || ferror(stdout)) {
 		msg("write error: %s", strerror(errno));
-		/* verify's 1 means "violation found" */
-		return c.cmd == CMD_VERIFY ? EXIT_USAGE : EXIT_RUNTIME;
+		/* verify's 1 means "violation found", check-kernel's "refused" */
+		return c.cmd == CMD_VERIFY || c.cmd == CMD_CHECK_KERNEL ?
+		       EXIT_USAGE : EXIT_RUNTIME;
 	}
 	return ret;
 }
