@@ -48,5 +48,22 @@ expect "compact" co
 expect "-p --pid --json --help" compact ""
 expect "--json" compact -p 1 --j
 expect "compact" help comp
+expect "check-kernel" ch
+expect "check-kernel" help che
+expect "--json --image --config --help" check-kernel --
+expect "--image" check-kernel 6.1.0-57-amd64 --im
+# a release: the installed kernels' (none here: only the options match)
+expect "" check-kernel zzz-no-such-release
+# --image PATH: files
+COMP_WORDS=(vmamerge check-kernel --image "$(dirname "$0")/vmamerge.bash-comp")
+COMP_CWORD=3
+_vmamerge
+n=$((n + 1))
+if [[ ${COMPREPLY[*]} == "$(dirname "$0")/vmamerge.bash-completion" ]]; then
+	echo "ok $n - vmamerge check-kernel --image PATH -> files"
+else
+	echo "not ok $n - vmamerge check-kernel --image PATH: got '${COMPREPLY[*]}'"
+	failed=1
+fi
 echo "1..$n"
 exit $failed
