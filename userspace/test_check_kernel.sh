@@ -17,22 +17,11 @@ export ASAN_OPTIONS=exitcode=86:detect_leaks=0:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:exitcode=86:print_stacktrace=1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-n=0 failed=0
 full=$(awk '!/^[ \t]*#/ && NF >= 5 && $4 == "full" { print $2; exit }' "$list")
 rel=6.1.0-99-amd64	# in no list
 
-res() { # RC DESC [DETAIL...]: one TAP line
-	local rc=$1 d=$2
-	shift 2
-	n=$((n + 1))
-	if ((rc == 0)); then
-		echo "ok $n - $d"
-		return
-	fi
-	echo "not ok $n - $d"
-	failed=1
-	printf '%s\n' "$@" | sed 's/^/#   /'
-}
+# shellcheck source-path=SCRIPTDIR source=test_lib.sh
+source "$(dirname "$0")/test_lib.sh"
 
 # run WANT ARGS...: the CLI with ARGS, exit status WANT ($T/out, $T/err)
 run() {
@@ -266,4 +255,5 @@ else
 fi
 
 echo "1..$n"
-exit $failed
+echo "$((n - failed)) passed, $failed failed"
+((failed == 0))
