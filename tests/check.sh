@@ -239,6 +239,9 @@ step_fingerprints_check() {
 step_kfp_test() {
 	bash "$repo/tests/kfp/kfp-test.sh" 2>&1 | sed 's/^/  /'
 }
+step_cli_check_kernel() {
+	bash "$repo/tests/cli-check-kernel.sh" 2>&1 | sed 's/^/  /'
+}
 
 step_sparse() { # RELEASE
 	local rel=$1 src log warn kdir
@@ -736,6 +739,7 @@ main() {
 	run_step "equivalence check: admitted, refused, bad input (tests/admit-test.sh)" step_admit_test
 	run_step "the validated builds' fingerprints are their images'" step_fingerprints_check
 	run_step "kfp: kallsyms, fingerprints, its decoder against libopcodes (tests/kfp/kfp-test.sh)" step_kfp_test
+	run_step "vmamerge check-kernel on the real images (tests/cli-check-kernel.sh)" step_cli_check_kernel
 	run_step "README's table is module/builds.list's" step_readme_table
 	run_step "debian/changelog's version is dkms.conf's" step_deb_static
 	# shellcheck disable=SC2086 # a list of suites
