@@ -67,6 +67,12 @@ config=${KCONFIG:-}
 	say "kernel $rel: no config (/boot/config-$rel, $kdir/.config) to check it for equivalence"
 	exit 1
 }
+# PREEMPT_RT (-rt-amd64): refused whatever the code comparison would say
+# (docs/flavours.md).
+if grep -q '^CONFIG_PREEMPT_RT=y' "$config"; then
+	say "kernel $rel is a PREEMPT_RT kernel: vmamerge does not support them (their page-table, anon_vma, i_mmap and mmap locks are sleeping rt_mutex locks, transparent hugepages are off, and the merge code the module mirrors differs from every validated build): not building the module for it"
+	exit 1
+fi
 kfp=${KFP:-}
 if [ -z "$kfp" ] && [ -f "$top/tools/kfp/Makefile" ]; then
 	if [ -x "$top/tools/kfp/kfp" ] || make -s -C "$top/tools/kfp" >/dev/null 2>&1; then
@@ -78,7 +84,7 @@ if [ -n "$kfp" ] && [ ! -x "$kfp" ]; then
 	exit 1
 fi
 [ -n "$kfp" ] || kfp=$(first /usr/lib/vmamerge/kfp /usr/local/lib/vmamerge/kfp) || {
-	say "kernel $rel is not a validated build, and kfp, which checks it for equivalence, is not installed (install the vmamerge package, or 'sudo make install'; building it needs liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev)"
+	say "kernel $rel is not a validated build, and kfp, which checks it for equivalence, is not installed (install the vmamerge package, or 'sudo make install'; building it needs liblzma-dev libzstd-dev liblz4-dev libelf-dev libbpf-dev binutils-dev)"
 	exit 1
 }
 # The references: the fingerprints of the full and smoke builds listed

@@ -47,7 +47,7 @@ base_pkgs=(gcc make libc6-dev bc kmod cpio xz-utils zstd qemu-system-x86
 	libnuma-dev libcap-dev liburing-dev file	# static mm selftests
 	debootstrap	# build roots: Debian 13's kernels (gcc-14), the Debian packages
 	dpkg-dev	# tests/deb-test.sh --static: debian/rules reads /usr/share/dpkg/default.mk
-	liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev)	# tools/kfp
+	liblzma-dev libzstd-dev liblz4-dev libelf-dev libbpf-dev binutils-dev)	# tools/kfp
 
 log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }

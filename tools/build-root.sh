@@ -51,7 +51,7 @@ deb-bookworm | deb-trixie)
 	# missing one fails the build, it does not go unnoticed), the
 	# implied build-essential, and lintian.  Key: suite + this set.
 	pkgs=(build-essential debhelper dh-dkms lintian
-		liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev)
+		liblzma-dev libzstd-dev liblz4-dev libelf-dev libbpf-dev binutils-dev)
 	;;
 kbuild-*) die "no build root recipe for suite $suite (the host builds bookworm's kernels)" ;;
 *) die "no build root recipe for set $set_name of suite $suite" ;;

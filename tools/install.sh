@@ -110,7 +110,7 @@ install_steps() {
 	make -s -C "$tmp/src/kfp" clean >/dev/null
 	out=$(make -s -C "$tmp/src/kfp" 2>&1) || {
 		printf '%s\n' "$out"
-		say "kfp needs: apt-get install liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev"
+		say "kfp needs: apt-get install liblzma-dev libzstd-dev liblz4-dev libelf-dev libbpf-dev binutils-dev"
 		return 1
 	}
 

@@ -93,14 +93,14 @@ lab_suite() {
 		gcc make libc6-dev xz-utils zstd)
 	# what make install builds kfp with (README.md, "Install")
 	[[ ${VMAMERGE_LAB_INSTALL:-$lab_install} != make ]] ||
-		lab_pkgs+=(liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev)
+		lab_pkgs+=(liblzma-dev libzstd-dev liblz4-dev libelf-dev libbpf-dev binutils-dev)
 	local from=${lab_upgrade_from:+/$lab_upgrade_from}
 	lab_repo_pkgs=("linux-image-$lab_upgrade$from linux-headers-$lab_upgrade$from${from:+ linux-base$from}")
 	lab_install=${VMAMERGE_LAB_INSTALL:-$lab_install}
 	case $lab_install in
 	make) ;;
 	# what README's `sudo apt-get build-dep ./` installs (debian/control)
-	deb) lab_repo_pkgs+=("build-essential debhelper dh-dkms liblzma-dev libzstd-dev libelf-dev libbpf-dev binutils-dev") ;;
+	deb) lab_repo_pkgs+=("build-essential debhelper dh-dkms liblzma-dev libzstd-dev liblz4-dev libelf-dev libbpf-dev binutils-dev") ;;
 	*) return 1 ;;
 	esac
 	return 0

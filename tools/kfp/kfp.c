@@ -35,6 +35,7 @@
 
 #include <gelf.h>
 #include <libelf.h>
+#include <lz4.h>
 #include <lzma.h>
 #include <zstd.h>
 #include <bpf/btf.h>
@@ -487,6 +488,48 @@ static uint8_t *unpack_xz(const char *path, const uint8_t *in, size_t n,
 	return out;
 }
 
+/*
+ * The kernel's LZ4 payload (Debian 12's -cloud-amd64 images) is the legacy
+ * LZ4 frame ("lz4 -l"): a magic, then blocks, each a 4-byte little-endian
+ * compressed size and an LZ4 block of at most 8 MiB decompressed.
+ */
+#define LZ4_LEGACY_MAGIC	0x184c2102u
+#define LZ4_LEGACY_BLOCK	(8u << 20)
+static uint8_t *unpack_lz4(const char *path, const uint8_t *in, size_t n,
+			   size_t out_size)
+{
+	uint8_t *out = xmalloc(out_size + 1);
+	size_t i = 4, o = 0;
+
+	while (i + 4 <= n) {
+		uint32_t bsize = le32(in + i);
+		int got;
+
+		if (bsize == LZ4_LEGACY_MAGIC) {	/* a concatenated stream */
+			i += 4;
+			continue;
+		}
+		i += 4;
+		if (bsize == 0 || bsize > n - i)
+			fatal("%s: LZ4 block of %u bytes at payload offset %zu overruns the payload",
+			      path, bsize, i - 4);
+		if (o >= out_size)
+			fatal("%s: LZ4 payload larger than the %zu bytes its trailer announces",
+			      path, out_size);
+		got = LZ4_decompress_safe((const char *)in + i, (char *)out + o, (int)bsize,
+					  (int)(out_size - o < LZ4_LEGACY_BLOCK ?
+						out_size - o : LZ4_LEGACY_BLOCK));
+		if (got < 0)
+			fatal("%s: corrupt LZ4 block at payload offset %zu", path, i - 4);
+		o += (size_t)got;
+		i += bsize;
+	}
+	if (o != out_size)
+		fatal("%s: LZ4 payload gave %zu bytes, its trailer announces %zu",
+		      path, o, out_size);
+	return out;
+}
+
 static uint8_t *unpack_zstd(const char *path, const uint8_t *in, size_t n,
 			    size_t out_size)
 {
@@ -568,8 +611,10 @@ static void unpack_image(struct image *img)
 		img->elf_data = unpack_xz(path, pl, plen - 4, usize);
 	else if (memcmp(pl, "\x28\xb5\x2f\xfd", 4) == 0)
 		img->elf_data = unpack_zstd(path, pl, plen - 4, usize);
+	else if (le32(pl) == LZ4_LEGACY_MAGIC)
+		img->elf_data = unpack_lz4(path, pl, plen - 4, usize);
 	else if (pl[0] == 0x1f && pl[1] == 0x8b)
-		fatal("%s: gzip payload not supported (Debian uses xz or zstd)",
+		fatal("%s: gzip payload not supported (Debian uses xz, zstd or lz4)",
 		      path);
 	else
 		fatal("%s: unknown payload compression (magic %02x %02x %02x %02x)",
@@ -983,7 +1028,12 @@ static bool find_offsets(struct image *img, uint64_t n, size_t lo, size_t hi,
 
 	if (hi > ro->size)
 		hi = ro->size;
-	for (o = lo & ~(size_t)3; o + 4 * n <= hi; o += 4) {
+	/*
+	 * scripts/kallsyms.c aligns every table to 8 bytes: a search in
+	 * 4-byte steps can find a table shifted by one entry that still
+	 * looks sorted (6.1.0-57-rt-amd64), every name then one address off.
+	 */
+	for (o = lo & ~(size_t)7; o + 4 * n <= hi; o += 8) {
 		b = (o + 4 * n + 7) & ~(size_t)7;
 		if (b + 8 <= ro->size) {
 			uint64_t base = le64(ro->data + b);
@@ -3726,6 +3776,16 @@ static void series_of(const char *release, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), release);
 }
 
+/* Characters @a and @b have in common at the start. */
+static size_t common_prefix(const char *a, const char *b)
+{
+	size_t n = 0;
+
+	while (a[n] && a[n] == b[n])
+		n++;
+	return n;
+}
+
 /* The names a fingerprint covers, to fingerprint another image alike. */
 static void lists_of(const struct fp *fp, struct fp_lists *l)
 {
@@ -3788,7 +3848,7 @@ static int cmd_check(int argc, char **argv)
 	const char *image = NULL, *config = NULL, *release = NULL;
 	char want[16], have[16];
 	const char *admitted = NULL, *nearest = "none";
-	size_t i, nrefs = 0, best = SIZE_MAX;
+	size_t i, nrefs = 0, best = SIZE_MAX, closest = 0;
 	struct kconfig cfg;
 	struct image img;
 	struct fp *refs;
@@ -3832,8 +3892,12 @@ static int cmd_check(int argc, char **argv)
 		if (!d.ndiff) {
 			printf("ref %s identical %zu %zu %zu\n", refs[i].release,
 			       d.nfunc, d.nstruct, d.noption);
-			if (!admitted)
+			/* of several, the one whose release is closest to it */
+			if (!admitted ||
+			    common_prefix(refs[i].release, img.release) > closest) {
 				admitted = refs[i].release;
+				closest = common_prefix(admitted, img.release);
+			}
 		} else {
 			printf("ref %s differs %zu%s\n", refs[i].release, d.ndiff,
 			       sb_str(&d.items));
