@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Compaction on demand (VMAMERGE_IOC_COMPACT, issue 14): one walk over a
- * process's address space that offers every private anonymous VMA whose
+ * Compaction on demand (VMAMERGE_IOC_COMPACT): one walk over a process's
+ * address space that offers every private anonymous VMA whose
  * predecessor it touches to the merge logic, as an mprotect() that
  * changes nothing would (vmamerge_rg_merge_in_place(), path
  * VMAMERGE_PATH_COMPACT).  The decision point then does what it does for

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Merging inside an mremap() move (issue 13): the decision our copy_vma()
- * replacements (kernel-<series>/copy_vma.c) make before the stock merge
- * attempt at the destination.
+ * Merging inside an mremap() move: the decision our copy_vma() replacements
+ * (kernel-<series>/copy_vma.c) make before the stock merge attempt at the
+ * destination.
  *
  * copy_vma() offers the moved range [addr, end) - with the source VMA's
  * attributes, its anon_vma and the page offset its pages already carry -
@@ -346,8 +346,8 @@ static bool vmamerge_move_worth_isolating(struct vm_area_struct *vma,
  * do_vmi_munmap() would split it right after the move anyway.  Then a
  * rewrite for the merge touches the moved pages only - not the rest of
  * @vma, which may be large or shared with a fork where the moved part is
- * not (issue 14) - and keeps the rest's numbering; and where the
- * destination touches @vma itself, the part left there becomes an
+ * not - and keeps the rest's numbering; and where the destination
+ * touches @vma itself, the part left there becomes an
  * ordinary neighbour that can take the moved pages' numbering (see the
  * top of this file).  Only for a VMA we rewrite (faulted,
  * vmamerge_vma_rewritable()).  Returns the VMA that holds the moved range

@@ -6,8 +6,8 @@
  * merges them.  Which VMA joins which is decided at the merge decision
  * point (transplant_merge.c); this file does the moving.
  *
- * Any family shape is taken on (issue 14), as long as each chain is at
- * most VMAMERGE_CHAIN_MAX entries long (else refused_family):
+ * Any family shape is taken on, as long as each chain is at most
+ * VMAMERGE_CHAIN_MAX entries long (else refused_family):
  *  - a VMA that comes from a fork (a worker whose parent mapped and
  *    faulted the memory) has a chain entry per ancestor, each keeping it
  *    findable from that ancestor's tree, and pages whose anon_vma is an

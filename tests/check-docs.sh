@@ -1,6 +1,6 @@
 #!/bin/bash
-# The documentation of the counters and trace events cannot go stale
-# (issue 12).  Against the lists the module is built from:
+# The documentation of the counters and trace events cannot go stale.
+# Against the lists the module is built from:
 #   - every counter of VMAMERGE_COUNTERS (module/uapi/vmamerge.h) has its
 #     entry (".TP" then ".B name") in vmamerge(8)'s COUNTERS section, and
 #     every entry there is a counter;

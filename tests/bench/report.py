@@ -218,7 +218,7 @@ class Report:
 
     # ---- the performance targets ----------------------------------------------
     def targets(self):
-        self.p("## Issue 13's targets against this run")
+        self.p("## The performance targets against this run")
         self.p()
         self.p("Computed by the generator from the results below; a target is "
                "*met* when the median ratio is within it (the range in "

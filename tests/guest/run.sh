@@ -267,7 +267,7 @@ diff_loaded() {
 		diag "seed $_s: $(wc -l <"$TMP/base.$_s") VMA lines without the module, $(wc -l <"$TMP/on.$_s") with the features on"
 	done
 	# mode always with the features off: the hooks alone change nothing
-	# (the features change layouts by design, also in place since issue 4)
+	# (the features change layouts by design, the in-place merges too)
 	_s=${SEEDS%% *}
 	wr none "$DBG/features"
 	wr always "$DBG/mode"
@@ -313,19 +313,19 @@ feature_modes() {
 	wr all "$DBG/features"
 }
 
-# renumbering after mremap moves (issue 3): renumber and transplant
+# renumbering after mremap moves: renumber and transplant
 # layouts, renumber alone, stock
 renumber_tests() { feature_modes t_renumber; }
-# transplant on the in-place merge paths (issue 4): merged layouts, then
+# transplant on the in-place merge paths: merged layouts, then
 # the stock ones twice
 inplace_tests() { feature_modes t_inplace; }
-# edges (issue 10): private /dev/zero mappings, soft-dirty across merges
+# edges: private /dev/zero mappings, soft-dirty across merges
 edges_tests() { feature_modes t_edges; }
-# forked families (issue 14): transplanted in and out, refused_shared, renumbering
+# forked families: transplanted in and out, refused_shared, renumbering
 family_tests() { feature_modes t_family; }
-# large folios mapped by PTEs: rewritten whole or refused (issue 14)
+# large folios mapped by PTEs: rewritten whole or refused
 large_tests() { feature_modes t_large; }
-# compaction on demand (issue 14): merged, then with every feature off
+# compaction on demand: merged, then with every feature off
 # (the walk merges nothing)
 compact_tests() {
 	run t_compact
@@ -380,7 +380,7 @@ lazyfree_repro() {
 	run repro_ksm_lazyfree -e lost
 }
 
-# ---- multi-threaded concurrency torture (t_mtorture, issue 10) ----
+# ---- multi-threaded concurrency torture (t_mtorture) ----
 
 # mtorture off: without the module (stock layouts, the baseline);
 # mtorture on: opted in, mode always, every feature (the module's merges,
@@ -545,8 +545,9 @@ expected_splats() {
 
 # The replacement of uprobe_dup_mmap() calls module code; a task asleep
 # there (test_fork_hold_ms) must hold the unpatch transition open until it
-# has returned, or rmmod frees the text it returns into (issue 10, finding
-# 1: the call was a sibling call, "jmp vmamerge_mm_fork").
+# has returned, or rmmod frees the text it returns into: the replacement
+# keeps its frame while it calls (no sibling call, "jmp vmamerge_mm_fork";
+# docs/design.md, "Never leave a replacement function early").
 # cli_and_load NAME: for test NAME, which runs the CLI: load the module;
 # when the CLI is missing or the load fails, its TAP line and 1
 cli_and_load() {
@@ -697,7 +698,7 @@ reverse_test() {
 	unload_and_report "$_name" " ($_d0 before, 0 while disabling, $_d2 after)"
 }
 
-# ---- compaction after the livepatch was disabled (issue 14) ----
+# ---- compaction after the livepatch was disabled ----
 
 # disabled_compact_test: "disabled" means no merge of ours, not only after
 # rmmod.  A fragmented opted-in process (t_compact hold: 32 one-page VMAs
@@ -731,14 +732,15 @@ disabled_compact_test() {
 	unload_and_report "$_name" ": exit 1 with its message, 32 VMAs stay, pages byte-exact"
 }
 
-# ---- a task parked in a userfaultfd wait (issue 10, finding 4) ----
+# ---- a task parked in a userfaultfd wait ----
 
 # uffd_park_test MODE: t_uffd_park parks a thread of an opted-in process
 # in the kernel, killable, until its userfaultfd monitor reads an event it
 # never reads: mmap - in mmap(MAP_FIXED) over a registered range
 # (UFFD_EVENT_UNMAP, vm_mmap_pgoff()); mremap - in mremap() moving it
 # (UFFD_EVENT_REMAP).  A replaced function on its stack would hold every
-# transition open: disable + unload, then load again, must each finish
+# transition open (docs/design.md, "Transitions and tasks that sleep"):
+# disable + unload, then load again, must each finish
 # within 20 s.  Then the event is read: the thread must finish and every
 # page read back exact (t_uffd_park's own TAP lines).  Kept well under the
 # hung-task detector's 120 s.
@@ -823,7 +825,7 @@ klp_wait_test() {
 	unload || tap 1 "$_name: final unload" "$UNLOAD_ERR"
 }
 
-# ---- what unload leaves behind, what exec may not inherit (issue 10) ----
+# ---- what unload leaves behind, what exec may not inherit ----
 
 # Unload clears the opt-in of every mm, also of one whose thread-group
 # leader has exited while another thread runs on.
@@ -882,7 +884,7 @@ secure_exec_test() {
 	rm -rf "$_sd"
 }
 
-# ---- batched release of emptied anon_vmas (issue 13) ----
+# ---- batched release of emptied anon_vmas ----
 
 # anon_vma objects in use: /proc/slabinfo's active_objs (SLUB counts its
 # per-CPU slabs as in use: a slack of a few slabs, about 40 objects each)
@@ -1237,7 +1239,7 @@ lazyfree_repro
 [ "${VMAMERGE_TORTURE_OFF:-1}" = 1 ] && run torture.sh -T "$TMAX" off "$TSEEDS" "$TNOPS"
 mtorture off
 [ -f "$KO" ] && failed_loads
-# module parameters mode=, features= (tests/guest/t_cli.sh, issue 12)
+# module parameters mode=, features= (tests/guest/t_cli.sh)
 [ -f "$KO" ] && run t_cli.sh params "$KO"
 
 LOADED=0
@@ -1255,7 +1257,7 @@ if [ "$LOADED" = 1 ]; then
 	tap $? "debugfs $DBG exists"
 	run t_ioctl
 	run t_debugfs
-	# the trace events print names (issue 12)
+	# the trace events print names
 	run t_trace.sh
 	run t_inherit
 	secure_exec_test
@@ -1275,11 +1277,11 @@ if [ "$LOADED" = 1 ]; then
 	compact_tests
 	run t_pins -o
 	cli_tests
-	# the CLI as users run it: README's commands, argv, JSON (issue 12)
+	# the CLI as users run it: README's commands, argv, JSON
 	run t_cli.sh
-	# vmamerge compact as users run it (issue 14)
+	# vmamerge compact as users run it
 	run t_compact_cli.sh
-	# a program that reaches vm.max_map_count alone, run -- it (issue 14)
+	# a program that reaches vm.max_map_count alone, run -- it
 	run t_maplimit.sh
 	diff_loaded
 	cp "$DBG/stats" "$TMP/stats.before" 2>/dev/null

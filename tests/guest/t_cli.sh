@@ -1,5 +1,5 @@
 #!/bin/sh
-# The vmamerge CLI as a user runs it (issue 12): every command of README.md's
+# The vmamerge CLI as a user runs it: every command of README.md's
 # "Use" section exactly as written there, the argv `run` hands to the
 # program, exit statuses, --json output (checked by t_json: the guest has no
 # python or jq), unprivileged use as uid 65534 (t_asuser).  Runs as root in

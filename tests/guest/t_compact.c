@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * VMAMERGE_IOC_COMPACT (issue 14): an address space that fragmented
+ * VMAMERGE_IOC_COMPACT: an address space that fragmented
  * before the process opted in is merged by one walk.
  *
  * usage: t_compact [-s]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# "vmamerge compact -p PID [--json]" as a user types it (issue 14): a
+# "vmamerge compact -p PID [--json]" as a user types it: a
 # process fragmented before it opted in (t_compact hold: N one-page VMAs
 # side by side, other page offsets, other anon_vmas) is merged by one
 # command; the text and the JSON (checked by t_json: the guest has no

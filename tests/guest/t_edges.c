@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Edges of the merge paths (issue 10, review findings 2 and 3).
+ * Edges of the merge paths (docs/design.md, "Which VMAs the module touches"
+ * and "Soft-dirty across merges").
  *
  * 1. Private /dev/zero mappings: mmap_zero() makes them look anonymous
  *    (no vm_ops, so vma_is_anonymous() is true) but they keep vm_file and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Forked families (issue 14): memory a worker inherited through fork().
+ * Forked families: memory a worker inherited through fork().
  *
  * A parent maps and faults 8 pages, forks a worker and drops its own copy
  * (munmap) or exits; the worker's VMA then has the parent's anon_vma as

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The rmap verifier's family counts while the family forks (issue 10's
+ * The rmap verifier's family counts while the family forks (docs/testing.md's
  * num_children finding).  A process maps and writes memory (the family's
  * root anon_vma), forks a verifier child that checks its own mm again and
  * again - walking the root's tree, which every VMA of the family is in -

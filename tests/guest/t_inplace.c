@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Transplant on every in-place merge path (issue 4): wherever the kernel
+ * Transplant on every in-place merge path: wherever the kernel
  * tries to merge anonymous VMAs in place and refuses only for their
  * anon_vmas, an opted-in process with the transplant feature gets the
  * merge:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Large folios mapped by PTEs (issue 14): a THP whose PMD mapping was
+ * Large folios mapped by PTEs: a THP whose PMD mapping was
  * split (mprotect() of one page and back) and, where the kernel has them
  * (6.12), multi-size THPs (64 KiB folios, mapped by PTEs from the fault
  * on).  The module rewrites such a folio once, whole, when every one of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The map count limit as a program meets it (issue 14; docs/testing.md
+# The map count limit as a program meets it (docs/testing.md
 # "The map count limit"): t_realloc grows 1500 buffers with glibc's
 # realloc() (mremap, MREMAP_MAYMOVE) in a fixed pseudo-random order and
 # then starts 64 threads.  With vm.max_map_count at 1000 it fails on its

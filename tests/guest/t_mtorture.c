@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Multi-threaded concurrency torture (issue 10, "SMP in the suite"): one
+ * Multi-threaded concurrency torture (the SMP set of docs/testing.md): one
  * mover thread rearranges the VMAs of a buffer while reader threads fault,
  * write and verify its pages byte-exact, a helper process reads them with
  * process_vm_readv() and fork children check their copy-on-write copies.

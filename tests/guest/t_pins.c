@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Long-term pins (issue 10): a page registered as an io_uring fixed
+ * Long-term pins: a page registered as an io_uring fixed
  * buffer is pinned with FOLL_PIN | FOLL_LONGTERM for as long as it stays
  * registered - the way a device's DMA target is - and io_uring writes into
  * it through the pin, never through the page tables.  Such a page must

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * t_realloc: a program that runs into vm.max_map_count the way the
- * reports describe it (issue 14; docs/testing.md "The map count limit"):
+ * reports describe it (docs/testing.md, "The map count limit"):
  * many buffers grown with glibc's realloc() as data arrives for one or
  * another, then worker threads.
  *

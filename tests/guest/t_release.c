@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A burst of transplants (issue 13: the batched release of emptied
+ * A burst of transplants (the batched release of emptied
  * anon_vmas, module/transplant.c).  N one-page mappings, each faulted in
  * its own anon_vma, are moved together while opted in (the spacing
  * pattern): N - 1 transplants, each of which empties the moved mapping's

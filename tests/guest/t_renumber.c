@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Renumbering after mremap() moves (issue 3): the thesis's mremap merge
+ * Renumbering after mremap() moves: the thesis's mremap merge
  * cases as exact VMA layouts, every page read back byte-exact, the rmap
  * verifier after every step, and the refusal counters.
  *
@@ -414,7 +414,7 @@ static void t_partly_shared(void)
 	clear_window();
 }
 
-/* ---- the move-time decision (issue 13): which side is rewritten ---- */
+/* ---- the move-time decision: which side is rewritten ---- */
 
 /* the counters a move's rewrite moves, read before it */
 struct mv_counters {
@@ -1422,7 +1422,7 @@ static int partial_shared_child(void)
 }
 
 /*
- * Issue 14: the page a process wrote after fork (its own now) moved out of
+ * The page a process wrote after fork (its own now) moved out of
  * a VMA whose other pages it still shares with the child, next to another
  * VMA.  Only the moved part is rewritten: merged, nothing refused.  (When
  * the whole source VMA was rewritten, its shared pages refused it.)
@@ -1691,8 +1691,8 @@ static void t_budget(void)
 }
 
 /*
- * A folio someone else holds locked is never rewritten (issue 10, "The
- * stale migration entries" in docs/testing.md): migration and reclaim
+ * A folio someone else holds locked is never rewritten ("The stale
+ * migration entries" in docs/testing.md): migration and reclaim
  * hold it locked between their two rmap walks, and the first may have
  * skipped our PTE while it was momentarily empty and turned the folio's
  * other mappings into migration entries, which its mapcount does not

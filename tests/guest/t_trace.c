@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the vmamerge trace events print (issue 12): t_trace.sh enables
+ * What the vmamerge trace events print: t_trace.sh enables
  * them, runs this program opted in and compares the trace buffer with the
  * lines it announces.  Three steps, each with its VMA count, every page
  * read back byte-exact and the rmap verifier:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The trace events print names, not numbers (issue 12).  Runs as root in
+# The trace events print names, not numbers.  Runs as root in
 # the busybox guest with the module loaded; leaves the events off and the
 # trace buffer empty.  Output: "ok - ..."/"not ok - ..." lines for run.sh.
 #

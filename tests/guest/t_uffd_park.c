@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A task parked in a userfaultfd wait inside a syscall, for as long as
- * run.sh likes (issue 10, finding 4: a replaced function on a sleeping
- * task's stack holds every livepatch transition open).
+ * run.sh likes (a replaced function on a sleeping task's stack holds every
+ * livepatch transition open: docs/design.md, "Transitions and tasks that
+ * sleep").
  *
  *   t_uffd_park [-o] mmap|mremap DIR
  *
