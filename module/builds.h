@@ -14,11 +14,11 @@ struct vmamerge_build {
 	const char *release;	/* utsname()->release */
 	const char *version;	/* utsname()->version, exactly */
 	const char *debver;	/* the Debian package version */
-	const char *tier;	/* "full", "smoke", "debug" (a full build's twins)
-				 * or "equivalent" (admitted by module/admit.sh) */
+	/* "full", "smoke", "debug" (a full build's twins) or "equivalent" */
+	const char *tier;
 	const char *equivalent_to; /* equivalent: the listed build; else "" */
-	const char *build_id;	/* hex NT_GNU_BUILD_ID of the image checked
-				 * or validated; "" for the debug twins */
+	/* NT_GNU_BUILD_ID of the image checked or validated, in hex; "" for twins */
+	const char *build_id;
 };
 
 /*

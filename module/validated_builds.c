@@ -58,27 +58,48 @@ static bool vmamerge_build_matches(const struct vmamerge_build *b)
 }
 
 /*
- * Is the running kernel's build id (vmlinux_build_id, read from its own
- * .notes at boot) the one recorded for @b?  An empty record (the debug
- * twins, built on the test machine) is not checked.
+ * The running kernel's build id, which it reads from its own .notes at
+ * boot; NULL when its config keeps none.
+ */
+static const unsigned char *vmamerge_kernel_build_id(void)
+{
+#if VMAMERGE_HAVE_VMLINUX_BUILD_ID
+	return vmlinux_build_id;
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * Is the running kernel's build id the one recorded for @b?  An empty
+ * record (the debug twins, built on the test machine) is not checked; a
+ * record for a kernel that keeps no build id cannot be proven.
  */
 static bool vmamerge_build_id_matches(const struct vmamerge_build *b)
 {
+	const unsigned char *id = vmamerge_kernel_build_id();
 	u8 want[BUILD_ID_SIZE_MAX];
 	size_t len = strlen(b->build_id) / 2;
 
 	if (!*b->build_id)
 		return true;
-	if (len > BUILD_ID_SIZE_MAX || hex2bin(want, b->build_id, len))
+	if (!id || len > BUILD_ID_SIZE_MAX || hex2bin(want, b->build_id, len))
 		return false;
-	return !memcmp(want, vmlinux_build_id, len);
+	return !memcmp(want, id, len);
 }
 
 /* Why the running kernel is refused although its release and version match. */
 static void vmamerge_report_build_id(const struct vmamerge_build *b)
 {
+	const unsigned char *id = vmamerge_kernel_build_id();
+
+	if (!id) {
+		pr_err("refusing to load: kernel %s keeps no build id, so it cannot be shown to be the image with build id %s\n",
+		       b->release, b->build_id);
+		return;
+	}
 	pr_err("refusing to load: kernel %s has build id %*phN, but the image %s had %s\n",
-	       b->release, BUILD_ID_SIZE_MAX, vmlinux_build_id,
+	       b->release, BUILD_ID_SIZE_MAX, id,
 	       !strcmp(b->tier, "equivalent") ? "checked when this module was built" :
 	       "validated", b->build_id);
 	pr_err("the running kernel is another image of the same release: rebuild the module for it ('dkms install vmamerge/%s -k %s --force' or 'make KVER=%s')\n",

@@ -22,4 +22,12 @@
 
 #define VMAMERGE_KERNEL_SERIES	"6.1"
 
+/*
+ * The kernel keeps its own build id in vmlinux_build_id (include/linux/
+ * buildid.h's condition for this series); Debian's kernels have it, the
+ * debug twins' configs do not.
+ */
+#define VMAMERGE_HAVE_VMLINUX_BUILD_ID \
+	(IS_ENABLED(CONFIG_STACKTRACE_BUILD_ID) || IS_ENABLED(CONFIG_CRASH_CORE))
+
 #endif /* _VMAMERGE_GLUE_H */
