@@ -339,7 +339,7 @@ step_userspace_test() {
 	make -C "$repo/userspace" test 2>&1 | sed 's/^/  /'
 }
 
-# every counter and trace value documented in vmamerge(8) (issue 12)
+# every counter and trace value documented in vmamerge(8)
 step_docs_check() {
 	# Indented, as the unit tests' lines.
 	bash "$repo/tests/check-docs.sh" 2>&1 | sed 's/^/  /'

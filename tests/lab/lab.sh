@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/lab/lab.sh SUITE: the end-to-end lab test on a real Debian system
-# (issue 12).  The cached root of tests/lab/mkroot.sh boots under QEMU (TCG,
+# The cached root of tests/lab/mkroot.sh boots under QEMU (TCG,
 # one vCPU, no network) with systemd as init, four times - the host plays
 # the boot loader and picks kernel and initrd from the guest's own /boot:
 #   install   validated kernel: prerequisites with apt from the local

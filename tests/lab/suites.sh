@@ -21,7 +21,7 @@
 #   lab_install         how the guest installs vmamerge (README.md,
 #                       "Install"): "make" (make install) or "deb" (the
 #                       Debian packages, built in the guest with README's
-#                       commands); one guest each (issue 12);
+#                       commands); one guest each;
 #                       VMAMERGE_LAB_INSTALL=make|deb overrides
 lab_mirror=http://deb.debian.org/debian
 
