@@ -132,7 +132,7 @@ bad_refs() {
 		[[ -n $(find "$repo" -path "$repo/.git" -prune -o -name "$p" -print -quit) ]] ||
 			echo "$1: $p"
 	done
-	grep -noE '\bissues? [0-9]+' "$1" | sed "s|^|$1: line |"
+	grep -inoE '\bissues? #?[0-9]+' "$1" | sed "s|^|$1: line |"
 }
 
 docs=("$repo/README.md" "$repo"/docs/*.md)
