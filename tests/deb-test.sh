@@ -227,11 +227,12 @@ suite_test() { # SUITE
 		t "$suite: the packages install make install's files, same modes (- make install, + .debs)" false
 		grep '^[-+][0-7]' "$work/list.diff" | head -n 40 | show
 	fi
-	# Same bytes (not the CLI binary, which dh_strip strips, nor the
-	# compressed manual page, compared uncompressed).
+	# Same bytes (not the binaries - the CLI and kfp -, which dh_strip
+	# strips, nor the compressed manual page, compared uncompressed).
 	local differ=()
 	while read -r _ f; do
-		[[ $f != var/lib/vmamerge/manifest && $f != usr/bin/vmamerge ]] || continue
+		[[ $f != var/lib/vmamerge/manifest && $f != usr/bin/vmamerge &&
+			$f != usr/lib/vmamerge/kfp ]] || continue
 		g=$(pkg_path "$f")
 		for p in "${pkgs[@]}"; do
 			if [[ -f $work/x/$p/$g ]]; then
@@ -244,6 +245,8 @@ suite_test() { # SUITE
 	t "$suite: same contents as make install's (${differ[*]:-all equal})" test ${#differ[@]} = 0
 	t "$suite: vmamerge: the CLI is an ELF executable" \
 		test "$(head -c 4 "$work/x/vmamerge/usr/bin/vmamerge" | od -An -c | tr -d ' ')" = '177ELF'
+	t "$suite: vmamerge: kfp is an ELF executable" \
+		test "$(head -c 4 "$work/x/vmamerge/usr/lib/vmamerge/kfp" | od -An -c | tr -d ' ')" = '177ELF'
 
 	# Maintainer scripts, relations, conffiles.
 	p=vmamerge-dkms
