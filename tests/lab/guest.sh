@@ -232,6 +232,9 @@ upgraded)
 		check "vmamerge status: tier equivalent" grep -qi "equivalent" "$S/out"
 		check "README: vmamerge check-kernel (as user): exit 0, equivalent" as user "vmamerge check-kernel"
 		check "  ... says $NEW is equivalent to a validated build" grep -q "^$NEW: equivalent to " "$S/out"
+		# mode always merges the run that is not opted in too: optin
+		# for the comparison, as in the use phase
+		check "root: vmamerge mode optin" as root "vmamerge mode optin"
 		as user "\$HOME/realloc-loop" >/dev/null
 		off=$(sed -n 's/^vmas //p' "$S/out")
 		as user "vmamerge run -- ~/realloc-loop"
