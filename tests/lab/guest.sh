@@ -86,6 +86,20 @@ diff_snap() { # A B DESC
 deb_trees=()
 [[ $INSTALL != deb ]] || deb_trees=(/usr/bin /usr/share/man/man8 /usr/share/bash-completion /usr/lib/udev
 	/usr/share/doc)
+# realloc_compare WHERE: ~/realloc-loop (built in the use phase) run not
+# opted in, then under `vmamerge run`: opted in, its counters show merges
+# and it ends with fewer VMAs (WHERE: "" or " on RELEASE", in the names)
+realloc_compare() {
+	local where=$1 off on merges
+	as user "\$HOME/realloc-loop" >/dev/null
+	off=$(sed -n 's/^vmas //p' "$S/out")
+	as user "vmamerge run -- ~/realloc-loop"
+	on=$(sed -n 's/^vmas //p' "$S/out")
+	merges=$(grep '^{' "$S/out" | perl -MJSON::PP -ne '$c = decode_json($_)->{counters}; print $c->{merge_renumber} + $c->{merge_both}')
+	echo "# realloc-loop$where: $off VMAs not opted in, $on opted in; renumber merges: ${merges:-none}"
+	check "realloc loop opted in$where: merges in its counters (${merges:-none})" test "${merges:-0}" -gt 0
+	check "realloc loop$where: fewer VMAs opted in ($on < $off)" test "${on:-999}" -lt "${off:-0}"
+}
 dmesg_clean() {
 	! dmesg | grep -qE 'BUG:|WARNING:|Oops|general protection|Call Trace'
 }
@@ -196,14 +210,7 @@ use)
 	as root "vmamerge features all" >/dev/null
 	# A real program that fragments: not opted in, then opted in.
 	as user "cp $H/realloc-loop.c ~ && gcc -O2 -o ~/realloc-loop ~/realloc-loop.c"
-	as user "\$HOME/realloc-loop" >/dev/null
-	off=$(sed -n 's/^vmas //p' "$S/out")
-	as user "vmamerge run -- ~/realloc-loop"
-	on=$(sed -n 's/^vmas //p' "$S/out")
-	merges=$(grep '^{' "$S/out" | perl -MJSON::PP -ne '$c = decode_json($_)->{counters}; print $c->{merge_renumber} + $c->{merge_both}')
-	echo "# realloc-loop: $off VMAs not opted in, $on opted in; renumber merges: ${merges:-none}"
-	check "realloc loop opted in: merges in its counters (${merges:-none})" test "${merges:-0}" -gt 0
-	check "realloc loop: fewer VMAs opted in ($on < $off)" test "${on:-999}" -lt "${off:-0}"
+	realloc_compare ""
 	check "no kernel warnings" dmesg_clean
 	# The upgrade: a newer kernel that is not a listed build.
 	echo "# upgrade: apt-get install linux-image-$NEW linux-headers-$NEW"
@@ -235,14 +242,7 @@ upgraded)
 		# mode always merges the run that is not opted in too: optin
 		# for the comparison, as in the use phase
 		check "root: vmamerge mode optin" as root "vmamerge mode optin"
-		as user "\$HOME/realloc-loop" >/dev/null
-		off=$(sed -n 's/^vmas //p' "$S/out")
-		as user "vmamerge run -- ~/realloc-loop"
-		on=$(sed -n 's/^vmas //p' "$S/out")
-		merges=$(grep '^{' "$S/out" | perl -MJSON::PP -ne '$c = decode_json($_)->{counters}; print $c->{merge_renumber} + $c->{merge_both}')
-		echo "# realloc-loop on $NEW: $off VMAs not opted in, $on opted in; renumber merges: ${merges:-none}"
-		check "realloc loop opted in on $NEW: merges in its counters (${merges:-none})" test "${merges:-0}" -gt 0
-		check "realloc loop on $NEW: fewer VMAs opted in ($on < $off)" test "${on:-999}" -lt "${off:-0}"
+		realloc_compare " on $NEW"
 		check "no kernel warnings" dmesg_clean
 	else
 		if ko=$(modinfo -n vmamerge 2>/dev/null); then
