@@ -10,7 +10,9 @@
 #                         (PREFIX=/usr/local, DESTDIR=, UDEVRULESDIR=;
 #                         tools/install.sh)
 #   sudo make uninstall
-#   make check            the whole test suite (sets up everything it needs)
+#   make check            the test suite CI runs (sets up everything it needs)
+#   make check-long       the debug twins and the SMP set; must pass on a
+#                         module before make check accepts it
 #   make port KVER=<rel>  validate another Debian build (tools/port.sh)
 #   make lab              the end-to-end test on Debian 12 and 13 (tests/lab/)
 #   make demo             boot a guest and show what vmamerge does
@@ -29,7 +31,7 @@ KLP_CONVERT := module/klp-convert/klp-convert
 SERIES = $(shell sed -n 's/^\#define UTS_RELEASE "\([0-9]*\.[0-9]*\).*/\1/p' \
 	   $(KDIR)/include/generated/utsrelease.h)
 
-.PHONY: all module cli klp-convert install uninstall check lab demo bench soak kcsan \
+.PHONY: all module cli klp-convert install uninstall check check-long lab demo bench soak kcsan \
 	clean check-kdir port
 
 all: module cli
@@ -76,6 +78,11 @@ install uninstall:
 
 check:
 	bash tests/check.sh
+
+# The debug twins and the SMP set (tests/check.sh, "Two parts"); writes
+# tests/long-check.record, which make check verifies.
+check-long:
+	VMAMERGE_CHECK=long bash tests/check.sh
 
 # Validate another Debian kernel build and add it to module/builds.list
 # (tools/port.sh; docs/testing.md, "Porting to a new build").

@@ -1,5 +1,19 @@
 #!/bin/bash
-# The body of `make check`: setup, builds, static checks, QEMU guests.
+# The body of `make check` and `make check-long`: setup, builds, static
+# checks, QEMU guests.
+#
+# Two parts (VMAMERGE_CHECK):
+#   landing  `make check`, the README's test command and CI's: setup, the
+#            full- and smoke-tier builds (W=1, sparse, dkms), every static and
+#            host test, the Debian packages, the stock and smoke guests and the
+#            lab systems; and the record that `make check-long` passed on this
+#            very module (tests/long-record.sh): a module change lands only
+#            after the long part ran on it.
+#   long     `make check-long`: the debug twins (built from the Debian sources,
+#            their W=1 and dkms builds, their guest suites) and the SMP set on
+#            the full-tier builds; when everything passes it writes
+#            tests/long-check.record, which is committed with the change.
+#   all      both in one run (writes the record too).
 #
 # Every step prints `ok - <step>`, `ok - <step> # SKIP <why>` or
 # `not ok - <step>`; the guests' own TAP lines are added prefixed with the
@@ -15,8 +29,9 @@
 #                           suite budgets up to 1200 s for its load/unload cycles alone)
 #   VMAMERGE_GUEST_APPEND   extra guest kernel arguments; NAME=VALUE words become
 #                           environment of the guest tests (e.g. VMAMERGE_CYCLES=5)
-#   VMAMERGE_DEBUG=0        leave out the debug kernels (a developer shortcut:
-#                           `make check` and CI run them)
+#   VMAMERGE_CHECK          landing (default), long or all (above)
+#   VMAMERGE_DEBUG=0        leave out the debug kernels (a developer shortcut;
+#                           no record is written without them)
 #   VMAMERGE_SMOKE=0        leave out the smoke-tier builds (the same)
 #   VMAMERGE_LAB=0          leave out the lab test (tests/lab/: a real Debian 12
 #                           and 13 system end to end; a developer shortcut)
@@ -48,6 +63,27 @@ logroot=$cache/logs
 logdir=$logroot/$(date +%Y%m%d-%H%M%S)
 tapfile=$logdir/tap.txt
 timings=()
+# (sourced by quick.sh, soak.sh, demo.sh: every kernel of the matrix)
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	check_part=${VMAMERGE_CHECK:-landing}
+else
+	check_part=${VMAMERGE_CHECK:-all}
+fi
+case $check_part in
+landing | long | all) ;;
+*)
+	echo "check: VMAMERGE_CHECK must be landing, long or all, not '$check_part'" >&2
+	exit 2
+	;;
+esac
+# in_part PART...: this run includes one of the parts named
+in_part() {
+	local p
+	for p; do
+		[[ $check_part == all || $check_part == "$p" ]] && return 0
+	done
+	return 1
+}
 
 # ---- reporting -----------------------------------------------------------------
 tap() { # LINE: print a TAP-ish line and record it for the totals
@@ -97,14 +133,14 @@ read_matrix() {
 		series+=("$s") releases+=("$r") kinds+=(stock)
 		dseries+=("$s") dreleases+=("$(debug_release_of "$v")")
 	done < <(builds_of full)
-	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]]; then
+	if [[ ${VMAMERGE_DEBUG:-1} != 0 ]] && in_part long; then
 		for s in "${!dseries[@]}"; do
 			series+=("${dseries[$s]}") releases+=("${dreleases[$s]}") kinds+=(debug)
 		done
 	fi
 	# Smoke-tier builds (ported by tools/port.sh): the module build and the
 	# smoke set, no debug twin (VMAMERGE_SMOKE=0 leaves them out).
-	if [[ ${VMAMERGE_SMOKE:-1} != 0 ]]; then
+	if [[ ${VMAMERGE_SMOKE:-1} != 0 ]] && in_part landing; then
 		while read -r s r _; do
 			series+=("$s") releases+=("$r") kinds+=(smoke)
 		done < <(builds_of smoke)
@@ -526,7 +562,7 @@ guest_collect() {
 guest_jobs=${VMAMERGE_GUEST_JOBS:-$(($(nproc) / ${VMAMERGE_GUEST_CPUS:-1}))}
 ((guest_jobs >= 1)) || guest_jobs=1
 lab_suites=()
-[[ ${VMAMERGE_LAB:-1} == 0 ]] || read -ra lab_suites <<<"${VMAMERGE_LAB_SUITES:-trixie bookworm}"
+[[ ${VMAMERGE_LAB:-1} == 0 ]] || ! in_part landing || read -ra lab_suites <<<"${VMAMERGE_LAB_SUITES:-trixie bookworm}"
 run_guests() {
 	local i rel t0 suite job
 	t0=$(now)
@@ -545,6 +581,7 @@ run_guests() {
 	record_guest_seconds
 	timings+=("$(printf '%8ss  %s' "$(since "$t0")" "guests and lab (wall, $guest_jobs at a time)")")
 	for i in "${!releases[@]}"; do
+		guest_wanted "$i" || continue
 		rel=${releases[$i]}
 		run_step "$rel: guest boot, tests, no splat ($(cat "$logdir/guest-$rel.log.seconds" 2>/dev/null || echo ?) s)" \
 			guest_collect "$rel"
@@ -571,6 +608,7 @@ guest_jobs_by_length() {
 			echo "$(last_guest_seconds "lab-$suite" 1800) lab-$suite"
 		done
 		for i in "${!releases[@]}"; do
+			guest_wanted "$i" || continue
 			case ${kinds[$i]} in
 			debug) est=1700 ;;
 			smoke) est=30 ;;
@@ -600,6 +638,13 @@ record_guest_seconds() {
 		done
 		cat "$guest_seconds_file" 2>/dev/null || true
 	} | awk '!seen[$1]++' >"$tmp" && mv "$tmp" "$guest_seconds_file"
+}
+
+# guest_wanted INDEX: the pool boots this kernel: the long part boots only
+# the debug twins (it builds the stock kernels' modules for the SMP set,
+# whose guests the landing part boots).
+guest_wanted() {
+	[[ ${kinds[$1]} == debug ]] || in_part landing
 }
 
 # guest_pool_wait: until fewer than $guest_jobs guests run.
@@ -711,6 +756,11 @@ main() {
 		fi
 	fi
 
+	# the landing part first asks whether the long part passed on this
+	# module: the answer decides nothing else, but a refusal is the one
+	# failure a developer can fix before the run ends
+	in_part landing && [[ $check_part != all ]] &&
+		run_step "make check-long passed on this module (tests/long-record.sh)" step_long_record
 	for i in "${!releases[@]}"; do
 		[[ ${kinds[$i]} == debug ]] || continue
 		run_step "debug kernel ${releases[$i]}" step_debug_kernel "${series[$i]}" "${releases[$i]}"
@@ -718,9 +768,16 @@ main() {
 	for i in "${!releases[@]}"; do
 		rel=${releases[$i]}
 		run_step "build $rel (W=1)" step_build "$rel"
+		# the rest of the builds' checks are the landing part's but the
+		# twins' dkms build (the twins are the long part's)
+		if [[ ${kinds[$i]} == debug ]]; then
+			run_step "dkms build $rel" step_dkms "$rel"
+			continue
+		fi
+		in_part landing || continue
 		# sparse sees the same sources for every kind: once per series.
 		[[ ${kinds[$i]} != stock ]] || run_step "sparse $rel" step_sparse "$rel"
-		# dkms: the full-tier builds and their twins (the host's dkms)
+		# dkms: the full-tier builds (the host's dkms)
 		[[ ${kinds[$i]} == smoke ]] || run_step "dkms build $rel" step_dkms "$rel"
 		# what a user of an unlisted build sees: on the first smoke build
 		if [[ ${kinds[$i]} == smoke && -z ${unlisted_done:-} ]]; then
@@ -728,12 +785,34 @@ main() {
 			run_step "build $rel with $rel left out of the list: admitted by equivalence" step_build_unlisted "$rel"
 		fi
 	done
+	in_part landing && host_steps
+	run_step "guest test programs" step_guest_build
+	local done_series=" "
+	for i in "${!series[@]}"; do
+		[[ $done_series == *" ${series[$i]} "* ]] && continue
+		done_series+="${series[$i]} "
+		run_step "mm selftests ${series[$i]} (static build)" step_selftests_build "${series[$i]}"
+	done
+	run_step "upstream's newest merge.c (static build)" step_selftests_newest
+	stage_selftests=1
+	run_guests
+	in_part long && [[ ${VMAMERGE_SMP:-1} != 0 ]] && run_smp_guests
+	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
+	summary || return 1
+	in_part long && write_long_record "$t_all"
+	return 0
+}
+
+# host_steps: the static checks and the tests that run on the host (the
+# landing part)
+host_steps() {
 	run_step "checkpatch module/" step_checkpatch
 	run_step "userspace static CLI" step_userspace_static
 	run_step "userspace unit tests" step_userspace_test
 	run_step "counters and trace values documented in vmamerge(8)" step_docs_check
 	run_step "klp-convert test" step_klp_convert_test
 	run_step "tail-call check selftest" step_tailcall_selftest
+	run_step "the long part's record (tests/long-record-test.sh)" step_long_record_test
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
 	run_step "dkms on listed and unlisted kernels" step_dkms_policy
 	run_step "equivalence check: admitted, refused, bad input (tests/admit-test.sh)" step_admit_test
@@ -745,19 +824,26 @@ main() {
 	# shellcheck disable=SC2086 # a list of suites
 	run_step "Debian packages (${VMAMERGE_DEB_SUITES:-bookworm}): dpkg-buildpackage, files as make install's, lintian, install and purge" \
 		step_deb ${VMAMERGE_DEB_SUITES:-bookworm}
-	run_step "guest test programs" step_guest_build
-	local done_series=" "
-	for i in "${!series[@]}"; do
-		[[ $done_series == *" ${series[$i]} "* ]] && continue
-		done_series+="${series[$i]} "
-		run_step "mm selftests ${series[$i]} (static build)" step_selftests_build "${series[$i]}"
-	done
-	run_step "upstream's newest merge.c (static build)" step_selftests_newest
-	stage_selftests=1
-	run_guests
-	[[ ${VMAMERGE_SMP:-1} == 0 ]] || run_smp_guests
-	timings+=("$(printf '%8ss  %s' "$(since "$t_all")" "total")")
-	summary
+}
+
+# The record of a passing long part (tests/long-record.sh): make check
+# verifies it, check-long writes it - only when it ran everything it
+# stands for (the twins and the SMP set of every full-tier build).
+step_long_record() {
+	bash "$repo/tests/long-record.sh" check
+}
+step_long_record_test() {
+	bash "$repo/tests/long-record-test.sh" 2>&1 | sed 's/^/  /'
+}
+write_long_record() { # T0
+	local p
+	if [[ ${VMAMERGE_DEBUG:-1} == 0 || ${VMAMERGE_SMP:-1} == 0 || -n ${VMAMERGE_KERNELS:-} ||
+		-n ${VMAMERGE_GUEST_APPEND:-} ]]; then
+		echo "no record written: VMAMERGE_DEBUG, VMAMERGE_SMP, VMAMERGE_KERNELS or VMAMERGE_GUEST_APPEND narrowed the run"
+		return 0
+	fi
+	p=$(grep -c '^ok ' "$tapfile" || true)
+	bash "$repo/tests/long-record.sh" write "$p" "$(printf '%.0f' "$(since "$1")")"
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
