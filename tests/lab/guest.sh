@@ -10,8 +10,9 @@
 #             instead - built in the guest, installed with apt
 #   use       (validated kernel, rebooted) loaded at boot with the
 #             configured defaults, /dev/vmamerge, the CLI as user and root,
-#             a realloc loop; then the upgrade: a newer kernel the list
-#             does not name
+#             a realloc loop, README's quick start (status, stats, maps
+#             --summary, unload, load); then the upgrade: a newer kernel
+#             the list does not name
 #   upgraded  (the new kernel) NEWTIER=equivalent: loaded at boot with the
 #             configured defaults, its tier, merging; else what dkms left,
 #             `vmamerge status`
@@ -170,8 +171,11 @@ use)
 	check "module version $VER (sysfs)" test "$(cat /sys/module/vmamerge/version)" = "$VER"
 	check "README: vmamerge check-kernel (as user): exit 0, validated" as user "vmamerge check-kernel"
 	check "  ... says $REL is validated" grep -q "^$REL: validated" "$S/out"
-	check "README: sudo vmamerge-klp-wait enable 30 (installed with the CLI): the transition is over" \
+	check "sudo vmamerge-klp-wait enable 30 (installed with the CLI; docs/admin.md): the transition is over" \
 		as admin "sudo vmamerge-klp-wait enable 30"
+	check "README: vmamerge status (as user): exit 0" as user "vmamerge status"
+	check "  ... livepatch enabled, no transition in progress" \
+		grep -qx 'livepatch:    enabled, no transition in progress' "$S/out"
 	as root "ls -l /dev/vmamerge"
 	check "/dev/vmamerge: crw-rw-rw- root root" test "$(stat -c '%A %U %G' /dev/vmamerge)" = "crw-rw-rw- root root"
 	# As the unprivileged user.
@@ -211,6 +215,23 @@ use)
 	# A real program that fragments: not opted in, then opted in.
 	as user "cp $H/realloc-loop.c ~ && gcc -O2 -o ~/realloc-loop ~/realloc-loop.c"
 	realloc_compare ""
+	# README's quick start, as typed: stats, maps --summary (of a
+	# process of the user's), then unload and load again
+	check "README: vmamerge stats (as user): exit 0" as user "vmamerge stats"
+	check "  ... the global counters (merge_attempts)" grep -q '^merge_attempts  *[0-9][0-9]*$' "$S/out"
+	# shellcheck disable=SC2016 # expanded by the user's shell
+	check "README: vmamerge maps -p PID --summary (as user, its own process): exit 0" \
+		as user 'sleep 30 & p=$!; sleep 1; vmamerge maps -p $p --summary; r=$?; kill $p; exit $r'
+	check "  ... its VMAs and the distance to vm.max_map_count" \
+		grep -q '^pid [0-9]*: [0-9]* vmas, vm.max_map_count [0-9]* ([0-9]* to go)$' "$S/out"
+	check "  ... the missed merges" grep -q '^missed merges: [0-9]* (merged, [0-9]* vmas)$' "$S/out"
+	check "README: sudo vmamerge-klp-wait disable 60 && sudo rmmod vmamerge: exit 0" \
+		as admin "sudo vmamerge-klp-wait disable 60 && sudo rmmod vmamerge"
+	check "  ... module unloaded" test ! -d /sys/module/vmamerge
+	check "README: sudo modprobe vmamerge && sudo vmamerge-klp-wait enable 30: exit 0" \
+		as admin "sudo modprobe vmamerge && sudo vmamerge-klp-wait enable 30"
+	check "  ... loaded again with the configured default mode=always (debugfs)" \
+		grep -q '\[always\]' /sys/kernel/debug/vmamerge/mode
 	check "no kernel warnings" dmesg_clean
 	# The upgrade: a newer kernel that is not a listed build.
 	echo "# upgrade: apt-get install linux-image-$NEW linux-headers-$NEW"
