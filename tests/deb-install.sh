@@ -42,7 +42,7 @@ for k in "$rel" "$unlisted"; do
 done
 # The file list: the package database and the trees the packages touch;
 # not dkms's signing key, which dkms makes at its first build and keeps
-# (README.md, "Uninstall").
+# (docs/install.md, "Uninstall").
 snapshot() { # OUT
 	{
 		dpkg-query -W -f='pkg ${db:Status-Abbrev} ${Package} ${Version}\n' | awk '$2 !~ /^.n/'

@@ -9,8 +9,8 @@
 # then t_trace runs opted in with the events on, and every event it
 # announces ("want EVENT FIELDS") must be in the buffer exactly, and no
 # path=, cause= or reason= in the buffer may be anything but a name.
-# 6.1 creates no trace events for a livepatch module (README, "Trace
-# events"): there the test checks that this is why they are missing.
+# 6.1 creates no trace events for a livepatch module (docs/tracing.md,
+# "Trace events"): there the test checks that this is why they are missing.
 
 DIR=$(cd "$(dirname "$0")" && pwd)
 # res

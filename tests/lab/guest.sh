@@ -60,7 +60,7 @@ readme_cmds() { # SECTION-HEADING (a prefix of the heading line)
 }
 # The file list of the system: the package database and the trees an
 # install touches.  Not compared: dkms's signing key, which dkms makes at
-# its first build for every module it signs (README.md, "Uninstall").
+# its first build for every module it signs (docs/install.md, "Uninstall").
 snapshot() { # OUT
 	{
 		# (installed packages only: a purged one may stay in the
