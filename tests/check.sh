@@ -55,6 +55,9 @@ export VMAMERGE_CACHE=$cache
 # kdir_of RELEASE: the unpacked header tree tests/setup.sh made for RELEASE.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$repo/tests/lib.sh"
+# The full tier as tests/setup.sh resolved it against the archive
+# (tests/matrix.sh; builds_of reads it).
+export VMAMERGE_MATRIX=${VMAMERGE_MATRIX:-$cache/matrix/full}
 # What the module build needs from the repo (copied per kernel).
 module_files=(Kbuild Makefile module dkms.conf)
 jobs=$(nproc)
@@ -151,6 +154,17 @@ read_matrix() {
 	fi
 }
 
+# report_followed: one line per full-tier build the run tests in place of
+# a listed one (tests/matrix.sh), so the totals say which kernels ran
+report_followed() {
+	local i f
+	for i in "${!releases[@]}"; do
+		f=$(followed_of "${releases[$i]}")
+		[[ -z $f ]] || tap "ok - full tier: ${releases[$i]} in place of $f (its source left the archive; equivalent by kfp check)"
+	done
+	return 0
+}
+
 # ---- steps ---------------------------------------------------------------------------
 step_setup() { bash "$repo/tests/setup.sh"; }
 
@@ -167,14 +181,40 @@ step_debug_kernel() { # SERIES RELEASE
 
 build_dir() { echo "$cache/build/$1/src"; }
 
-stage_module_src() { # DEST: copy what the module build needs
+stage_module_src() { # DEST [RELEASE]: copy what the module build needs
 	local dest=$1 f
 	rm -rf "$dest"
 	mkdir -p "$dest"
 	for f in "${module_files[@]}"; do
 		[[ -e $repo/$f ]] && cp -a "$repo/$f" "$dest/"
 	done
+	[[ -z ${2:-} ]] || list_followed_twin "$2" "$dest/module/builds.list"
 	return 0
+}
+
+# list_followed_twin RELEASE LIST: when RELEASE is the debug twin of a
+# full-tier build the run follows (tests/matrix.sh), add that build's line
+# to the staged LIST: the twin is built from the followed build's source,
+# and the module's table names a twin by the Debian version of the full
+# build it twins (module/builds.awk).  The followed build itself is built
+# from the list as it is: admitted by equivalence, as on a user's machine.
+list_followed_twin() {
+	local r=$1 list=$2 s fr v
+	[[ $r == *-vmamerge-debug ]] || return 0
+	while read -r s fr v _; do
+		[[ -n $(followed_of "$fr") && $(debug_release_of "$v") == "$r" ]] || continue
+		printf '%s %s %s full %s\n' "$s" "$fr" "$v" "$(uts_version_of "$fr")" >>"$list"
+	done < <(builds_of full)
+}
+
+# admission_env RELEASE: for a followed build (tests/matrix.sh), what the
+# equivalence check reads on a user's machine from /boot: its image, its
+# config and kfp (module/admit.sh; VAR=VALUE words for env), else nothing
+admission_env() {
+	local boot=$cache/kernels/$1/boot
+	[[ -n $(followed_of "$1") ]] || return 0
+	[[ -x $repo/tools/kfp/kfp ]] || make -s -C "$repo/tools/kfp" >&2
+	printf '%s\n' "VMLINUZ=$boot/vmlinuz-$1" "KCONFIG=$boot/config-$1" "KFP=$repo/tools/kfp/kfp"
 }
 
 # Warnings the project owns: compiler warnings/errors in files of the build
@@ -201,10 +241,12 @@ step_build() { # RELEASE
 	kdir=$(need_kdir "$rel")
 	src=$(build_dir "$rel")
 	log=$logdir/build-$rel.log
-	stage_module_src "$src"
+	stage_module_src "$src" "$rel"
 	root=$(build_root_of "$rel")
-	echo "make -C $src KDIR=$kdir KVER=$rel W=1 module${root:+ in $root}  (log: $log)"
-	if ! in_build_root "$root" make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" W=1 module >"$log" 2>&1; then
+	local adm=()
+	mapfile -t adm < <(admission_env "$rel")
+	echo "make -C $src KDIR=$kdir KVER=$rel W=1 ${adm[*]} module${root:+ in $root}  (log: $log)"
+	if ! in_build_root "$root" make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" W=1 "${adm[@]}" module >"$log" 2>&1; then
 		show_tail "$log" 60
 		return 1
 	fi
@@ -287,8 +329,10 @@ step_sparse() { # RELEASE
 	src=$cache/build/$rel/sparse
 	stage_module_src "$src"
 	log=$logdir/sparse-$rel.log
-	echo "make -C $src KDIR=$kdir KVER=$rel C=2 CHECK=sparse module  (log: $log)"
-	if ! make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" C=2 CHECK=sparse module >"$log" 2>&1; then
+	local adm=()
+	mapfile -t adm < <(admission_env "$rel")
+	echo "make -C $src KDIR=$kdir KVER=$rel C=2 CHECK=sparse ${adm[*]} module  (log: $log)"
+	if ! make -C "$src" -j"$jobs" KDIR="$kdir" KVER="$rel" C=2 CHECK=sparse "${adm[@]}" module >"$log" 2>&1; then
 		show_tail "$log" 60
 		return 1
 	fi
@@ -310,7 +354,7 @@ step_dkms() { # RELEASE
 	ver=$(dkms_version)
 	[[ -n $ver ]] || { echo "dkms.conf has no PACKAGE_VERSION"; return 1; }
 	stage=$cache/dkms-src/vmamerge-$ver
-	stage_module_src "$stage"
+	stage_module_src "$stage" "$rel"
 	rm -rf "$cache/dkms/vmamerge"
 	mkdir -p "$cache/dkms"
 	log=$logdir/dkms-$rel.log
@@ -320,8 +364,10 @@ step_dkms() { # RELEASE
 	# KDIR in the environment reaches the Makefile's "KDIR ?=". Everything
 	# dkms writes for `build` goes to --dkmstree; nothing under /lib/modules.
 	echo "dkms build -m vmamerge -v $ver -k $rel --kernelsourcedir $kdir  (log: $log)"
+	local adm=()
+	mapfile -t adm < <(admission_env "$rel")
 	set +e
-	KDIR=$kdir dkms build --dkmstree "$cache/dkms" --sourcetree "$cache/dkms-src" \
+	env KDIR="$kdir" "${adm[@]}" dkms build --dkmstree "$cache/dkms" --sourcetree "$cache/dkms-src" \
 		--kernelsourcedir "$kdir" -m vmamerge -v "$ver" -k "$rel" >"$log" 2>&1
 	rc=$?
 	set -e
@@ -505,6 +551,9 @@ guest_boot() {
 		ncpus=2
 		append="$smp_guest_knobs $append"
 	fi
+	# a followed build (tests/matrix.sh) is admitted by equivalence: the
+	# suite expects that tier, to the listed build
+	[[ -z $(followed_of "$rel") ]] || append="VMAMERGE_FOLLOWS=$(followed_of "$rel") $append"
 	VMAMERGE_GUEST_MODULES=$gmods bash "$repo/tests/qemu/mkinitramfs.sh" "$rel" "$initrd" "$stage"
 	echo "[$rel] booting (timeout ${timeout}s), log: $log"
 	set +e
@@ -743,9 +792,7 @@ main() {
 	: >"$tapfile"
 	prune_logs
 	t_all=$(now)
-	read_matrix
-	echo "vmamerge check: kernels ${releases[*]}; cache $cache; logs $logdir"
-
+	echo "vmamerge check ($check_part): cache $cache; logs $logdir"
 	if [[ ${VMAMERGE_SKIP_SETUP:-0} == 1 ]]; then
 		tap "ok - setup # SKIP VMAMERGE_SKIP_SETUP=1"
 	else
@@ -755,6 +802,10 @@ main() {
 			exit 1
 		fi
 	fi
+	# (after setup: it resolves the full tier against the archive)
+	read_matrix
+	echo "vmamerge check: kernels ${releases[*]}"
+	report_followed
 
 	# the landing part first asks whether the long part passed on this
 	# module: the answer decides nothing else, but a refusal is the one
@@ -813,6 +864,7 @@ host_steps() {
 	run_step "klp-convert test" step_klp_convert_test
 	run_step "tail-call check selftest" step_tailcall_selftest
 	run_step "the long part's record (tests/long-record-test.sh)" step_long_record_test
+	run_step "the full tier follows the archive (tests/matrix-test.sh)" step_matrix_test
 	run_step "layout check (private mm declarations, symbols)" step_layout_check
 	run_step "dkms on listed and unlisted kernels" step_dkms_policy
 	run_step "equivalence check: admitted, refused, bad input (tests/admit-test.sh)" step_admit_test
@@ -831,6 +883,9 @@ host_steps() {
 # stands for (the twins and the SMP set of every full-tier build).
 step_long_record() {
 	bash "$repo/tests/long-record.sh" check
+}
+step_matrix_test() {
+	bash "$repo/tests/matrix-test.sh" 2>&1 | sed 's/^/  /'
 }
 step_long_record_test() {
 	bash "$repo/tests/long-record-test.sh" 2>&1 | sed 's/^/  /'

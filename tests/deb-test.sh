@@ -50,6 +50,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}
 export VMAMERGE_CACHE=$cache
 # builds_of, kdir_of, kdir_ready
+# the list's builds (the validated ones), not make check's resolved matrix (tests/matrix.sh)
+unset VMAMERGE_MATRIX
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$repo/tests/lib.sh"
 

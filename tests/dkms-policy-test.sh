@@ -13,6 +13,8 @@
 # TAP-like; the last line "dkms-policy: N passed, N failed".
 set -u
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the list's builds (the validated ones), not make check's resolved matrix (tests/matrix.sh)
+unset VMAMERGE_MATRIX
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$repo/tests/lib.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmamerge-dkms.XXXXXX")

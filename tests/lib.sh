@@ -40,20 +40,49 @@ builds_list() {
 # builds_of [TIER...]: "SERIES RELEASE DEBIAN-VERSION TIER" of each build of
 # those tiers (default: full), in list order, restricted to the series of
 # VMAMERGE_KERNELS when set.
+#
+# In the test harness (VMAMERGE_MATRIX set, tests/check.sh), the full tier
+# is the resolved matrix tests/setup.sh wrote there (tests/matrix.sh: a
+# full-tier build whose source the archive no longer has is followed by
+# its newest equivalent build); the list's own full tier without it.
 builds_of() {
 	local tiers=" ${*:-full} "
-	awk -v tiers="$tiers" -v only=" ${VMAMERGE_KERNELS:-} " '
+	# shellcheck disable=SC2046 # no file or one
+	awk -v tiers="$tiers" -v only=" ${VMAMERGE_KERNELS:-} " -v matrix="$(matrix_file)" '
 		/^[ \t]*(#|$)/ { next }
-		index(tiers, " " $4 " ") == 0 { next }
-		only != "  " && index(only, " " $1 " ") == 0 { next }
-		{ print $1, $2, $3, $4 }' "$(builds_list)"
+		FILENAME == matrix { M[++m] = $1 " " $2 " " $3 " " $4 " " $1; next }
+		$4 == "full" && matrix != "" { if (!full++) for (i = 1; i <= m; i++) emit(M[i]); next }
+		{ emit($1 " " $2 " " $3 " " $4 " " $1) }
+		function emit(l,	f) {
+			split(l, f, " ")
+			if (index(tiers, " " f[4] " ") == 0) return
+			if (only != "  " && index(only, " " f[1] " ") == 0) return
+			print f[1], f[2], f[3], f[4]
+		}' $(matrix_file) "$(builds_list)"
 }
 
-# uts_version_of RELEASE: the UTS version builds.list gives RELEASE
+# matrix_file: $VMAMERGE_MATRIX when it names a file, else nothing
+matrix_file() {
+	[[ -n ${VMAMERGE_MATRIX:-} && -s $VMAMERGE_MATRIX ]] && printf '%s\n' "$VMAMERGE_MATRIX"
+	return 0
+}
+
+# followed_of RELEASE: the listed build RELEASE follows in the resolved
+# matrix (tests/matrix.sh), empty if it is a listed build itself
+followed_of() {
+	local m
+	m=$(matrix_file)
+	[[ -n $m && -f $m.followed ]] || return 0
+	awk -v r="$1" '$1 == r { print $2; exit }' "$m.followed"
+}
+
+# uts_version_of RELEASE: the UTS version builds.list (or the resolved
+# matrix) gives RELEASE
 uts_version_of() {
+	# shellcheck disable=SC2046 # no file or one
 	awk -v r="$1" '!/^[ \t]*#/ && $2 == r {
 		sub(/^[ \t]*[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+/, ""); print; exit }' \
-		"$(builds_list)"
+		$(matrix_file) "$(builds_list)"
 }
 
 # ---- Debian packages into the cache (tests/setup.sh, tools/port.sh) ----

@@ -6,14 +6,8 @@ set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok - $*"; pass=$((pass + 1)); }
-nok() { echo "not ok - $*"; fail=$((fail + 1)); }
-t() { # DESC COMMAND...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
+# shellcheck source=tap.sh
+source "$repo/tests/tap.sh"
 
 git clone -q "$repo" "$tmp/r" || exit 1
 cp "$repo/tests/long-record.sh" "$tmp/r/tests/"
@@ -46,5 +40,4 @@ t "core.c restored: check exits 0" bash "$lr" check
 sed -i 's/^6.1 6.1.0-57-amd64 6.1.192-3 full/6.1 6.1.0-57-amd64 6.1.192-4 full/' "$tmp/r/module/builds.list"
 t "a full-tier build's line changed: digest changes" test "$(bash "$lr" digest)" != "$d0"
 t "unknown subcommand: exit 2" test "$(bash "$lr" frob >/dev/null 2>&1; echo $?)" = 2
-echo "$pass passed, $fail failed"
-((fail == 0))
+tap_end

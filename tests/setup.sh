@@ -65,6 +65,26 @@ timed() { # timed NAME CMD... - run CMD, print its duration
 [[ $(id -u) -eq 0 ]] || die "must run as root (installs packages, writes $cache)"
 [[ -r $(builds_list) ]] || die "no $(builds_list)"
 
+# ---- the matrix: the full tier as the archive has it (tests/matrix.sh) -------
+# kfp (tools/kfp, its libraries among base_pkgs) checks a newer build's
+# image, so the base packages come first.
+# shellcheck source=matrix.sh
+source "$here/matrix.sh"
+base_missing=()
+for p in "${base_pkgs[@]}"; do
+	[[ -n $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -x installed) ]] ||
+		base_missing+=("$p")
+done
+if ((${#base_missing[@]})); then
+	timed "apt-get update" apt-get update -qq
+	apt_updated=1
+	timed "apt-get install (${#base_missing[@]} packages)" \
+		env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends -o Dpkg::Use-Pty=0 "${base_missing[@]}"
+fi
+export VMAMERGE_MATRIX=${VMAMERGE_MATRIX:-$cache/matrix/full}
+timed "the full tier in the archive (tests/matrix.sh)" matrix_resolve "$VMAMERGE_MATRIX"
+
 # ---- read the matrix --------------------------------------------------------
 series=() releases=() versions=()
 while read -r s r v _; do
@@ -119,7 +139,7 @@ not_in_archive() { # PKG=VER
 
 declare -A hdr_pkgs=() # release -> "pkg=ver pkg=ver ..."
 if ((${#want[@]} + ${#need_download[@]} + ${#need_headers[@]})) || [[ ${VMAMERGE_APT_UPDATE:-0} == 1 ]]; then
-	timed "apt-get update" apt-get update -qq
+	[[ -n ${apt_updated:-} ]] || timed "apt-get update" apt-get update -qq
 
 	# Every pinned version must still be in the archive.
 	for pv in "${need_download[@]}" "${want[@]}"; do

@@ -31,6 +31,8 @@
 # An interrupted run keeps what it checked: `--offline` writes the report.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the list's own builds, never the test harness's resolved matrix (tests/matrix.sh)
+unset VMAMERGE_MATRIX
 # shellcheck source-path=SCRIPTDIR source=../tests/lib.sh
 source "$repo/tests/lib.sh"
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}

@@ -19,6 +19,8 @@
 # Default RELEASEs: every full and smoke build of module/builds.list.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the list's own builds, never the test harness's resolved matrix (tests/matrix.sh)
+unset VMAMERGE_MATRIX
 # shellcheck source=../tests/lib.sh
 source "$repo/tests/lib.sh"
 cache=${VMAMERGE_CACHE:-/var/cache/vmamerge}

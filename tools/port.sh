@@ -36,6 +36,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # check.sh's helpers (stage_module_src, own_warnings, stage_guest, ...)
 # shellcheck source-path=SCRIPTDIR source=../tests/check.sh
 source "$here/../tests/check.sh"
+# the list's own builds, never the test harness's resolved matrix (tests/matrix.sh)
+unset VMAMERGE_MATRIX
 # shellcheck source-path=SCRIPTDIR source=debian-apt.sh
 source "$here/debian-apt.sh"
 work=$cache/port/$rel

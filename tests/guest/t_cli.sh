@@ -94,6 +94,9 @@ readme_tests() {
 	case $(uname -r) in
 	*-vmamerge-*) _build="build:        validated (debug twin of a full build)" ;;
 	esac
+	# a newer build that make check tests in place of a listed full-tier
+	# build (tests/matrix.sh) is admitted by equivalence to it
+	[ -z "${VMAMERGE_FOLLOWS:-}" ] || _build="build:        equivalent (to $VMAMERGE_FOLLOWS)"
 	check "vmamerge status: loaded, optin, both features" 0 \
 		"$(printf 'kernel:       %s\n%s\n%s\nlivepatch:    enabled, no transition in progress\nabi version:  1 (this tool: 1)\nmode:         always [optin] never\nfeatures:     [renumber] [transplant]\nthis process: not opted in, not active' \
 		"$(uname -r)" "$_build" "$_modline")" \
@@ -301,8 +304,13 @@ json_tests() {
 		.tool_abi_version
 	_tier='"full"'
 	case $(uname -r) in *-vmamerge-*) _tier='"debug"' ;; esac
-	json "  ... the build: validated, its tier (module/builds.list), itself the nearest" \
-		"true\n$_tier\n\"$(uname -r)\"" .build.validated .build.tier .build.nearest
+	if [ -n "${VMAMERGE_FOLLOWS:-}" ]; then
+		json "  ... the build: equivalent, to the listed build it follows" \
+			"\"equivalent\"\n\"$VMAMERGE_FOLLOWS\"" .build.tier .build.equivalent_to
+	else
+		json "  ... the build: validated, its tier (module/builds.list), itself the nearest" \
+			"true\n$_tier\n\"$(uname -r)\"" .build.validated .build.tier .build.nearest
+	fi
 	check "mode --json" 0 '{"mode": "optin"}' vmamerge mode --json
 	check "features --json" 0 '{"features": {"renumber": true, "transplant": true}}' \
 		vmamerge features --json
