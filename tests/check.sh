@@ -617,6 +617,7 @@ run_guests() {
 	t0=$(now)
 	echo "=== guests: ${releases[*]}${lab_suites[*]+; lab: ${lab_suites[*]}} ($guest_jobs at a time)"
 	for job in $(guest_jobs_by_length); do
+		[[ $early_started != *" $job "* ]] || continue
 		guest_pool_wait
 		case $job in
 		lab-*) lab_boot "${job#lab-}" & ;;
@@ -687,6 +688,26 @@ record_guest_seconds() {
 		done
 		cat "$guest_seconds_file" 2>/dev/null || true
 	} | awk '!seen[$1]++' >"$tmp" && mv "$tmp" "$guest_seconds_file"
+}
+
+# start_early_jobs: the longest lab systems (VMAMERGE_EARLY_JOBS of them,
+# default 1) start right after setup, before the builds: a lab builds the
+# module from the release tarball inside its own guest and needs nothing of
+# the host's builds, and the builds and host steps before the pool leave a
+# core idle most of the time (downloads, one-threaded tests, chroots).
+# run_guests' pool counts them among its jobs and skips them.
+early_started=" "
+start_early_jobs() {
+	local n=${VMAMERGE_EARLY_JOBS:-1} job
+	((${#lab_suites[@]})) || return 0
+	for job in $(guest_jobs_by_length); do
+		((n > 0)) || break
+		[[ $job == lab-* ]] || continue
+		echo "=== started early, next to the builds: $job"
+		lab_boot "${job#lab-}" &
+		early_started+="$job "
+		n=$((n - 1))
+	done
 }
 
 # guest_wanted INDEX: the pool boots this kernel: the long part boots only
@@ -806,6 +827,7 @@ main() {
 	read_matrix
 	echo "vmamerge check: kernels ${releases[*]}"
 	report_followed
+	start_early_jobs
 
 	# the landing part first asks whether the long part passed on this
 	# module: the answer decides nothing else, but a refusal is the one
