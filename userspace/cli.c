@@ -91,10 +91,11 @@ static const struct command {
 "VMA report adds the real pgoff of anonymous VMAs and whether neighbours\n"
 "share an anon_vma, and each such pair is classified exactly: 'pgoff' (not\n"
 "linear; renumber fixes it), 'anon_vma' (their anon_vmas differ;\n"
-"transplant fixes it), 'pgoff+anon_vma' (both) or 'unknown' (neither\n"
+"transplant fixes it), 'pgoff and anon_vma' (both) or 'unknown' (neither\n"
 "explains it; please report).  Without the module only /proc is read,\n"
 "which shows no pgoff for anonymous VMAs (the offset column is 0), so such\n"
-"a pair is 'pgoff or anon_vma'.  --summary prints only the counts, the\n"
+"a pair is 'pgoff or anon_vma'.  VMAs side by side kept apart for one\n"
+"reason print as one line per run.  --summary prints only the counts, the\n"
 "missed merges and the distance to vm.max_map_count.\n" },
 	{ "compact", CMD_COMPACT, ":hp:", opts_pid_json, "compact -p PID [--json]",
 "merge PID's adjacent private anonymous VMAs that differ only in page\n"

@@ -558,11 +558,11 @@ const char *pair_reason_text(enum pair_reason r)
 	static const char *const text[PAIR_NR_REASONS] = {
 		[PAIR_PGOFF]	= "pgoff",
 		[PAIR_ANON_VMA]	= "anon_vma (or flags not visible in maps)",
-		[PAIR_UNKNOWN]	= "pgoff or anon_vma (/proc does not show anonymous pgoff)",
+		[PAIR_UNKNOWN]	= "pgoff or anon_vma",
 		[PAIR_FLAGS]	= "flags (VmFlags differ; not a candidate)",
 		[PAIR_POLICY]	= "policy (NUMA policy differs; not a candidate)",
 		[PAIR_SPECIAL]	= "special (VM_IO/PFNMAP/MIXEDMAP/DONTEXPAND; not a candidate)",
-		[PAIR_BOTH]	= "pgoff+anon_vma",
+		[PAIR_BOTH]	= "pgoff and anon_vma",
 		[PAIR_UNEXPLAINED] = "unknown (pgoff linear, anon_vma shared or absent: should not happen, please report)",
 	};
 
@@ -586,7 +586,12 @@ size_t maps_missed_merges(const struct maps_summary *sum)
 	return n;
 }
 
-void maps_format_pair(char *buf, size_t len, const struct vma_pair *p)
+/*
+ * The reason of p in words; with_pgoff adds the pgoff b would need, which
+ * only a single pair has (each pair of a run needs another one).
+ */
+static void format_reason(char *buf, size_t len, const struct vma_pair *p,
+			  bool with_pgoff)
 {
 	const char *root = p->different_root ? " (different root)" : "";
 
@@ -598,18 +603,71 @@ void maps_format_pair(char *buf, size_t len, const struct vma_pair *p)
 	}
 	switch (p->reason) {
 	case PAIR_PGOFF:
-		snprintf(buf, len, "pgoff (linear would be %llx)", p->want_pgoff);
+		if (with_pgoff)
+			snprintf(buf, len, "pgoff (linear would be 0x%llx)",
+				 p->want_pgoff);
+		else
+			snprintf(buf, len, "pgoff");
 		break;
 	case PAIR_ANON_VMA:
 		snprintf(buf, len, "anon_vma%s", root);
 		break;
 	case PAIR_BOTH:
-		snprintf(buf, len, "pgoff+anon_vma%s (linear pgoff would be %llx)",
-			 root, p->want_pgoff);
+		if (with_pgoff)
+			snprintf(buf, len, "pgoff and anon_vma%s (linear pgoff would be 0x%llx)",
+				 root, p->want_pgoff);
+		else
+			snprintf(buf, len, "pgoff and anon_vma%s", root);
 		break;
 	default:
 		snprintf(buf, len, "%s", pair_reason_text(p->reason));
 	}
+}
+
+void maps_format_pair(char *buf, size_t len, const struct vma_pair *p)
+{
+	format_reason(buf, len, p, true);
+}
+
+/* p and q say the same thing in words (format_reason() without pgoff) */
+static bool same_kind(const struct vma_pair *p, const struct vma_pair *q)
+{
+	return p->reason == q->reason && p->exact == q->exact &&
+	       p->different_root == q->different_root &&
+	       p->changed == q->changed;
+}
+
+size_t maps_run_end(const struct vma_pair *pairs, size_t nr, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < nr && pairs[j].a == pairs[j - 1].b &&
+	       same_kind(&pairs[j], &pairs[i]))
+		j++;
+	return j;
+}
+
+void maps_format_run(char *buf, size_t len, const struct vma_pair *pairs,
+		     size_t nr)
+{
+	format_reason(buf, len, pairs, nr == 1);
+}
+
+void maps_format_pgoff(char *buf, size_t len, const struct vma_info *v)
+{
+	if (v->pgoff_known)
+		snprintf(buf, len, "0x%llx", v->pgoff);
+	else
+		snprintf(buf, len, "-");
+}
+
+void maps_print_missed(FILE *f, const struct maps_summary *sum)
+{
+	size_t missed = maps_missed_merges(sum);
+
+	/* pairs chain VMAs: each merge leaves one VMA fewer */
+	fprintf(f, "missed merges: %zu (vmamerge compact would leave %zu vmas at best)\n",
+		missed, sum->nr_vmas - missed);
 }
 
 void maps_print_summary(FILE *f, const struct maps_summary *sum,

@@ -138,10 +138,35 @@ size_t maps_missed_merges(const struct maps_summary *sum);
 
 /*
  * The reason of one pair as "vmamerge maps" prints it: exact pairs say
- * "pgoff", "anon_vma", "anon_vma (different root)", "pgoff+anon_vma"...;
- * others pair_reason_text().
+ * "pgoff (linear would be 0x...)", "anon_vma", "anon_vma (different root)",
+ * "pgoff and anon_vma"...; others pair_reason_text().
  */
 void maps_format_pair(char *buf, size_t len, const struct vma_pair *p);
+
+/*
+ * Runs: pairs chained VMA to VMA (each pair's lower VMA is the previous
+ * one's upper) that stay apart for the same reason, told the same way.
+ * A run of nr pairs is nr + 1 VMAs, from pairs[0].a to pairs[nr - 1].b;
+ * a lone pair is a run of two VMAs.  maps_run_end() returns the end (one
+ * past) of the run that starts at pairs[i], i < nr.
+ */
+size_t maps_run_end(const struct vma_pair *pairs, size_t nr, size_t i);
+
+/*
+ * The reason of a run of nr pairs: maps_format_pair() for one pair, else
+ * the same words without the pgoff a single pair would need.
+ */
+void maps_format_run(char *buf, size_t len, const struct vma_pair *pairs,
+		     size_t nr);
+
+/* The pgoff column: "0x..." (pages), or "-" where it is not known. */
+void maps_format_pgoff(char *buf, size_t len, const struct vma_info *v);
+
+/*
+ * "missed merges: N (vmamerge compact would leave M vmas at best)": the
+ * maps_missed_merges() count and the VMAs left with every one merged.
+ */
+void maps_print_missed(FILE *f, const struct maps_summary *sum);
 
 /* One-line summary, as printed by "vmamerge maps". */
 void maps_print_summary(FILE *f, const struct maps_summary *sum,

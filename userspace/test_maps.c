@@ -367,7 +367,7 @@ static void test_module_merge(void)
 		ok(pairs[1].reason == PAIR_ANON_VMA && pairs[1].different_root,
 		   "module: linear, other anon_vma and root -> anon_vma (different root)");
 		ok(pairs[2].reason == PAIR_BOTH && !pairs[2].different_root,
-		   "module: jump and other anon_vma -> pgoff+anon_vma");
+		   "module: jump and other anon_vma -> pgoff and anon_vma");
 		ok(pairs[3].reason == PAIR_ANON_VMA && !pairs[3].different_root,
 		   "module: linear, same root -> anon_vma");
 		ok(pairs[4].reason == PAIR_UNEXPLAINED,
@@ -385,10 +385,11 @@ static void test_module_merge(void)
 		maps_format_pair(text, sizeof(text), &pairs[3]);
 		ok(!strcmp(text, "anon_vma"), "module: text '%s'", text);
 		maps_format_pair(text, sizeof(text), &pairs[0]);
-		ok(!strcmp(text, "pgoff (linear would be 7f0000010)"),
+		ok(!strcmp(text, "pgoff (linear would be 0x7f0000010)"),
 		   "module: text '%s'", text);
 		maps_format_pair(text, sizeof(text), &pairs[2]);
-		ok(!strncmp(text, "pgoff+anon_vma (linear", 22), "module: text '%s'", text);
+		ok(!strcmp(text, "pgoff and anon_vma (linear pgoff would be 0x100020)"),
+		   "module: text '%s'", text);
 		maps_format_pair(text, sizeof(text), &pairs[7]);
 		ok(strstr(text, "changed") != NULL, "module: text '%s'", text);
 	}
@@ -404,6 +405,93 @@ static void test_module_merge(void)
 	ok(maps_missed_merges(&s) == 7,
 	   "module: 7 missed merges (pgoff, anon_vma, both, changed; not unexplained)");
 	printf("# %s", buf);
+	free(buf);
+	free(pairs);
+	vma_list_free(&l);
+}
+
+/*
+ * Runs: the module fixture's pairs group where they chain and are told the
+ * same way; a longer fixture of pages moved one by one (each pgoff jumps)
+ * is one run, the linear VMA with its own anon_vma after it another.
+ */
+static const char run_maps[] =
+	"7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n"
+	"7f0000001000-7f0000002000 rw-p 00000000 00:00 0 \n"
+	"7f0000002000-7f0000003000 rw-p 00000000 00:00 0 \n"
+	"7f0000003000-7f0000004000 rw-p 00000000 00:00 0 \n"
+	"7f0000004000-7f0000005000 rw-p 00000000 00:00 0 \n";
+
+static const struct vmamerge_vma run_kv[] = {
+	KV(0x7f0000000000ULL, 0x7f0000001000ULL, 0x400ULL, K_ANON),
+	KV(0x7f0000001000ULL, 0x7f0000002000ULL, 0x300ULL, K_ANON | K_ADJ | K_SAME),
+	KV(0x7f0000002000ULL, 0x7f0000003000ULL, 0x200ULL, K_ANON | K_ADJ | K_SAME),
+	KV(0x7f0000003000ULL, 0x7f0000004000ULL, 0x100ULL, K_ANON | K_ADJ | K_SAME),
+	KV(0x7f0000004000ULL, 0x7f0000005000ULL, 0x101ULL, K_ANON | K_ADJ),
+};
+
+static void test_runs(void)
+{
+	static const size_t mod_ends[] = { 1, 2, 3, 4, 6, 6, 7, 9, 9 };
+	struct vma_pair *pairs = NULL;
+	struct maps_summary s;
+	struct vma_list l;
+	char *buf = NULL, text[160];
+	size_t i, n, bad, len = 0;
+	bool good = true;
+	FILE *f;
+
+	vma_list_init(&l);
+	maps_parse(&l, mod_maps, &bad);
+	maps_finish(&l);
+	maps_merge_module(&l, mod_kv, sizeof(mod_kv) / sizeof(mod_kv[0]));
+	n = maps_analyze(&l, &pairs, &s);
+	for (i = 0; n == 9 && i < n; i++)
+		if (maps_run_end(pairs, n, i) != mod_ends[i]) {
+			printf("# run from pair %zu ends at %zu\n", i,
+			       maps_run_end(pairs, n, i));
+			good = false;
+		}
+	ok(n == 9 && good,
+	   "runs: one per reason told apart; two unexplained, two changed chain");
+	if (n == 9) {
+		maps_format_run(text, sizeof(text), &pairs[4], 2);
+		ok(!strcmp(text, pair_reason_text(PAIR_UNEXPLAINED)),
+		   "runs: text of two unexplained '%s'", text);
+		maps_format_run(text, sizeof(text), &pairs[7], 2);
+		ok(!strcmp(text, "pgoff or anon_vma (the VMAs changed while being read)"),
+		   "runs: text of two changed '%s'", text);
+	}
+	maps_format_pgoff(text, sizeof(text), &l.v[1]);
+	ok(!strcmp(text, "0x7f0000000"), "runs: pgoff column '%s'", text);
+	maps_format_pgoff(text, sizeof(text), &l.v[11]);
+	ok(!strcmp(text, "-"), "runs: unknown pgoff column '%s'", text);
+	free(pairs);
+	vma_list_free(&l);
+
+	vma_list_init(&l);
+	maps_parse(&l, run_maps, &bad);
+	maps_finish(&l);
+	maps_merge_module(&l, run_kv, sizeof(run_kv) / sizeof(run_kv[0]));
+	n = maps_analyze(&l, &pairs, &s);
+	ok(n == 4 && maps_run_end(pairs, n, 0) == 3 &&
+	   maps_run_end(pairs, n, 3) == 4,
+	   "runs: three moved pages one run of 4 VMAs, then a lone pair");
+	if (n == 4) {
+		maps_format_run(text, sizeof(text), pairs, 3);
+		ok(!strcmp(text, "pgoff"), "runs: a run's pgoff text '%s'", text);
+		maps_format_run(text, sizeof(text), &pairs[3], 1);
+		ok(!strcmp(text, "anon_vma (different root)"),
+		   "runs: a lone pair's text '%s'", text);
+		maps_format_pair(text, sizeof(text), &pairs[1]);
+		ok(!strcmp(text, "pgoff (linear would be 0x301)"),
+		   "runs: one pair of the run '%s'", text);
+	}
+	f = open_memstream(&buf, &len);
+	maps_print_missed(f, &s);
+	fclose(f);
+	ok(!strcmp(buf, "missed merges: 4 (vmamerge compact would leave 1 vmas at best)\n"),
+	   "runs: missed merges line '%s'", buf);
 	free(buf);
 	free(pairs);
 	vma_list_free(&l);
@@ -1421,6 +1509,7 @@ int main(int argc, char **argv)
 	test_parse_errors();
 	test_module_merge();
 	test_module_single();
+	test_runs();
 	test_modvmas_fetch();
 	test_modvmas_load();
 	test_cli();

@@ -1305,34 +1305,24 @@ static void maps_from_module(pid_t pid, struct vma_list *list, char *note,
 }
 
 /*
- * The end (one past) of the run of pairs that starts at @i: pairs chained
- * VMA to VMA - each one's lower VMA the previous one's upper - that stay
- * apart for the same reason.
+ * One run of pairs[0..nr - 1] (nr + 1 VMAs): start, end, permissions,
+ * VMA count and why each VMA stays apart from the next; a lone pair adds
+ * what differs between its two VMAs.
  */
-static size_t pair_run_end(const struct vma_pair *pairs, size_t n, size_t i)
+static void maps_text_run(const struct vma_list *l, const struct vma_pair *pairs,
+			  size_t nr)
 {
-	size_t j = i + 1;
-
-	while (j < n && pairs[j].a == pairs[j - 1].b &&
-	       pairs[j].reason == pairs[i].reason)
-		j++;
-	return j;
-}
-
-/* One pair that is not part of a run, with what keeps it apart. */
-static void maps_text_pair(const struct vma_list *l, const struct vma_pair *p)
-{
-	const struct vma_info *a = &l->v[p->a], *b = &l->v[p->b];
+	const struct vma_info *a = &l->v[pairs[0].a], *b = &l->v[pairs[nr - 1].b];
 	char buf[160];
 
-	maps_format_pair(buf, sizeof(buf), p);
-	printf("  %012llx-%012llx + %012llx-%012llx %.4s %s",
-	       a->start, a->end, b->start, b->end, a->perms, buf);
-	if (p->reason == PAIR_FLAGS)
+	maps_format_run(buf, sizeof(buf), pairs, nr);
+	printf("  %012llx-%012llx %.4s %6zu vmas  %s", a->start, b->end,
+	       a->perms, nr + 1, buf);
+	if (nr == 1 && pairs->reason == PAIR_FLAGS)
 		printf(": [%s] vs [%s]", a->vmflags, b->vmflags);
-	else if (p->reason == PAIR_POLICY)
+	else if (nr == 1 && pairs->reason == PAIR_POLICY)
 		printf(": %s vs %s", a->policy, b->policy);
-	else if (p->reason == PAIR_UNEXPLAINED)
+	else if (nr == 1 && pairs->reason == PAIR_UNEXPLAINED)
 		printf(": vm_flags %#llx vs %#llx, flags %#x vs %#x",
 		       a->vm_flags, b->vm_flags, a->mod_flags, b->mod_flags);
 	printf("\n");
@@ -1342,46 +1332,32 @@ static void maps_text(pid_t pid, const char *src, const char *note,
 		      const struct vma_list *l, const struct vma_pair *pairs,
 		      const struct maps_summary *s)
 {
-	const struct vma_info *a, *b;
-	size_t i, j, left;
+	const struct vma_info *a;
+	char pgoff[24];
+	size_t i, j;
 
 	if (l->have_mod)
-		printf("VMAs of pid %d (from %s and the module; pgoff in pages):\n",
+		printf("VMAs of pid %d (from %s and the module; pgoff in pages, hex):\n",
 		       (int)pid, src);
 	else
-		printf("VMAs of pid %d (from %s; pgoff in pages, '-' = not shown for anonymous VMAs):\n",
+		printf("VMAs of pid %d (from %s; pgoff in pages, hex, '-' = not shown for anonymous VMAs):\n",
 		       (int)pid, src);
 	for (i = 0; i < l->nr; i++) {
 		a = &l->v[i];
-		printf("  %012llx-%012llx %.4s ", a->start, a->end, a->perms);
-		if (a->pgoff_known)
-			printf("%10llx", a->pgoff);
-		else
-			printf("%10s", "-");
-		printf(" %s\n", a->name);
+		maps_format_pgoff(pgoff, sizeof(pgoff), a);
+		printf("  %012llx-%012llx %.4s %12s %s\n", a->start, a->end,
+		       a->perms, pgoff, a->name);
 	}
 	printf("%zu vmas\n", l->nr);
-	printf("Adjacent anonymous pairs that could merge but don't:\n");
+	printf("Runs of adjacent anonymous VMAs that do not merge (start-end, perms, VMAs, why each stays apart from the next):\n");
 	if (!s->nr_pairs)
 		printf("  none\n");
 	for (i = 0; i < s->nr_pairs; i = j) {
-		j = pair_run_end(pairs, s->nr_pairs, i);
-		if (j - i == 1) {
-			maps_text_pair(l, &pairs[i]);
-			continue;
-		}
-		a = &l->v[pairs[i].a];
-		b = &l->v[pairs[j - 1].b];
-		printf("  %012llx-%012llx %.4s %zu VMAs in a row, each apart from the next by %s\n",
-		       a->start, b->end, a->perms, j - i + 1,
-		       pair_reason_text(pairs[i].reason));
+		j = maps_run_end(pairs, s->nr_pairs, i);
+		maps_text_run(l, &pairs[i], j - i);
 	}
 	maps_print_summary(stdout, s, l->anon_pgoff_visible);
-	/* every candidate pair merged: one VMA fewer each */
-	left = l->nr - maps_missed_merges(s);
-	if (left < l->nr)
-		printf("vmamerge compact would leave %zu vmas at best (%zu fewer; refusals such as pages shared with another process keep some apart)\n",
-		       left, l->nr - left);
+	maps_print_missed(stdout, s);
 	if (l->have_mod && l->nr_mod_unmatched)
 		printf("(%zu VMAs changed between reading %s and the module's report: their pgoff and anon_vma are not shown)\n",
 		       l->nr_mod_unmatched, src);
@@ -1422,13 +1398,33 @@ static void maps_json_counts(const struct vma_list *l,
 	printf("}");
 }
 
+/*
+ * A run of pairs[0..nr - 1] as JSON, the @k-th of its array; @pair: one
+ * of "pairs", which have the same keys as "runs" but "nr_vmas".
+ */
+static void maps_json_run(const struct vma_list *l, const struct vma_pair *pairs,
+			  size_t nr, size_t k, bool pair)
+{
+	const struct vma_pair *p = pairs, *last = &pairs[nr - 1];
+
+	printf("%s\n  {\"a\": %zu, \"b\": %zu, \"start\": \"0x%llx\", \"end\": \"0x%llx\", ",
+	       k ? "," : "", p->a, last->b, l->v[p->a].start, l->v[last->b].end);
+	if (!pair)
+		printf("\"nr_vmas\": %zu, ", nr + 1);
+	printf("\"reason\": \"%s\", \"exact\": %s, \"different_root\": %s, \"candidate\": %s}",
+	       pair_reason_name(p->reason), json_bool(p->exact),
+	       p->exact && (p->reason == PAIR_ANON_VMA ||
+			    p->reason == PAIR_BOTH) ?
+	       json_bool(p->different_root) : "null",
+	       json_bool(pair_reason_is_candidate(p->reason)));
+}
+
 static void maps_json(pid_t pid, const char *src, const char *note,
 		      const struct vma_list *l, const struct vma_pair *pairs,
 		      const struct maps_summary *s)
 {
-	const struct vma_pair *p;
 	const struct vma_info *v;
-	size_t i;
+	size_t i, j, k;
 
 	printf("{\"pid\": %d, \"source\": ", (int)pid);
 	json_string(stdout, src);
@@ -1448,11 +1444,11 @@ static void maps_json(pid_t pid, const char *src, const char *note,
 			printf("null");
 		printf(", \"anon\": %s, \"name\": ", json_bool(v->anon));
 		json_string(stdout, v->name);
-		printf(", \"smaps_vmflags\": ");
+		printf(", \"vm_flags_smaps\": ");
 		json_opt_string(v->vmflags);
 		printf(", \"policy\": ");
 		json_opt_string(v->policy);
-		printf(", \"anon_vma\": %s, \"same_anon_vma_prev\": %s, \"same_anon_vma_root_prev\": %s, \"module_vm_flags\": ",
+		printf(", \"anon_vma\": %s, \"same_anon_vma_prev\": %s, \"same_anon_vma_root_prev\": %s, \"vm_flags\": ",
 		       json_mod_flag(v, VMAMERGE_VMA_ANON),
 		       json_mod_flag(v, VMAMERGE_VMA_SAME_AV_PREV),
 		       json_mod_flag(v, VMAMERGE_VMA_SAME_ROOT_PREV));
@@ -1463,16 +1459,12 @@ static void maps_json(pid_t pid, const char *src, const char *note,
 		printf("}");
 	}
 	printf("],\n \"nr_vmas\": %zu, \"pairs\": [", l->nr);
-	for (i = 0; i < s->nr_pairs; i++) {
-		p = &pairs[i];
-		printf("%s\n  {\"a\": %zu, \"b\": %zu, \"start\": \"0x%llx\", \"end\": \"0x%llx\", \"reason\": \"%s\", \"exact\": %s, \"different_root\": %s, \"candidate\": %s}",
-		       i ? "," : "", p->a, p->b,
-		       l->v[p->a].start, l->v[p->b].end,
-		       pair_reason_name(p->reason), json_bool(p->exact),
-		       p->exact && (p->reason == PAIR_ANON_VMA ||
-				    p->reason == PAIR_BOTH) ?
-		       json_bool(p->different_root) : "null",
-		       json_bool(pair_reason_is_candidate(p->reason)));
+	for (i = 0; i < s->nr_pairs; i++)
+		maps_json_run(l, &pairs[i], 1, i, true);
+	printf("],\n \"runs\": [");
+	for (i = 0, k = 0; i < s->nr_pairs; i = j, k++) {
+		j = maps_run_end(pairs, s->nr_pairs, i);
+		maps_json_run(l, &pairs[i], j - i, k, false);
 	}
 	printf("],\n \"summary\": {");
 	maps_json_counts(l, s);
@@ -1497,7 +1489,6 @@ static void maps_summary(const struct cli *c, const struct vma_list *l,
 			 const struct maps_summary *s)
 {
 	long max = max_map_count();
-	size_t missed = maps_missed_merges(s);
 
 	if (c->json) {
 		printf("{\"pid\": %d, \"max_map_count\": ", (int)c->pid);
@@ -1514,8 +1505,8 @@ static void maps_summary(const struct cli *c, const struct vma_list *l,
 	if (max >= 0)
 		printf(", vm.max_map_count %ld (%ld to go)", max,
 		       max - (long)s->nr_vmas);
-	printf("\nmissed merges: %zu (merged, %zu vmas)\n", missed,
-	       s->nr_vmas - missed);
+	printf("\n");
+	maps_print_missed(stdout, s);
 	maps_print_summary(stdout, s, l->anon_pgoff_visible);
 }
 
