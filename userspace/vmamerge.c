@@ -1349,7 +1349,7 @@ static void maps_text(pid_t pid, const char *src, const char *note,
 		       a->perms, pgoff, a->name);
 	}
 	printf("%zu vmas\n", l->nr);
-	printf("Runs of adjacent anonymous VMAs that do not merge (start-end, perms, VMAs, why each stays apart from the next):\n");
+	printf("Runs of adjacent anonymous VMAs that do not merge (start-end, perms, VMAs, reason):\n");
 	if (!s->nr_pairs)
 		printf("  none\n");
 	for (i = 0; i < s->nr_pairs; i = j) {
