@@ -119,6 +119,13 @@ static const struct command {
 "functions, structs and config options of the validated builds'\n"
 "fingerprints).  Exit 0 supported, 1 refused (with what differs and how to\n"
 "port it), 2 error (kfp or the fingerprints missing, unreadable image).\n" },
+	{ "selftest", CMD_SELFTEST, ":h", opts_json, "selftest [--json]",
+"check that the module works here, in a few seconds: a child process opts\n"
+"itself in, faults two neighbouring ranges, moves one next to the other\n"
+"(renumber: halves of one mapping swapped; transplant: two mappings with\n"
+"different anon_vmas), expects one VMA each time and reads every byte\n"
+"back.  Prints ok with the counters the cases moved, or the step that\n"
+"failed and what it saw.  Exit 0 ok, 1 failed or module not loaded.\n" },
 	{ "help", CMD_HELP, ":h", opts_help, "help [COMMAND]",
 "this text, or the help of COMMAND (also: vmamerge COMMAND --help).\n" },
 };
@@ -239,7 +246,8 @@ void cli_help(FILE *f, enum cli_cmd cmd)
 "\n"
 "Exit status: 0 success, 1 runtime error, 2 usage error; run: CMD's status,\n"
 "125 for its own failures, 126/127 when CMD cannot be run; verify: 0 clean,\n"
-"1 violation, 2 error; check-kernel: 0 supported, 1 refused, 2 error.\n", f);
+"1 violation, 2 error; check-kernel: 0 supported, 1 refused, 2 error;\n"
+"selftest: 0 ok, 1 failed.\n", f);
 }
 
 int cli_usage_status(const struct cli *c)

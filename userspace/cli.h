@@ -27,6 +27,7 @@ enum cli_cmd {
 	CMD_VERIFY,
 	CMD_COMPACT,
 	CMD_CHECK_KERNEL,
+	CMD_SELFTEST,
 };
 
 struct cli {

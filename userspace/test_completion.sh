@@ -65,5 +65,8 @@ else
 	echo "not ok $n - vmamerge check-kernel --image PATH: got '${COMPREPLY[*]}'"
 	failed=1
 fi
+expect "selftest" se
+expect "--json --help" selftest ""
+expect "selftest" help sel
 echo "1..$n"
 exit $failed

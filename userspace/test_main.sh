@@ -18,7 +18,7 @@ json=${2:?usage: $0 VMAMERGE T_JSON}
 export ASAN_OPTIONS=exitcode=86:detect_leaks=0:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:exitcode=86:print_stacktrace=1
 cmds=(status mode features enable disable run stats maps verify compact
-	check-kernel help)
+	check-kernel selftest help)
 atoms=(--json -- '' -p 99999999999999999999999 -1 0 abc 2147483648 -x
 	--bogus --json=1 'all,x' -renumber always --all --summary --no-exec
 	/nonexistent -h --help --image --config=/nonexistent 6.1.0-99-amd64

@@ -27,6 +27,7 @@
 #include "kernelcheck.h"
 #include "maps.h"
 #include "modvmas.h"
+#include "selftest.h"
 #include "subproc.h"
 #include "verify.h"
 #include "builds.h"		/* module/: struct vmamerge_build, nearest */
@@ -1901,6 +1902,44 @@ static int cmd_check_kernel(const struct cli *c)
 	return ret;
 }
 
+/* ---- selftest (selftest.c): the device as run and stats use it ---- */
+
+static int selftest_open(void)
+{
+	int fd = dev_open(true, false);
+
+	return fd < 0 ? -1 : fd;
+}
+
+static int selftest_opt_in(int fd)
+{
+	struct target self;
+
+	target_self(&self);
+	return advise(fd, &self, VMAMERGE_ADVISE_ENABLE, VMAMERGE_ADVISE_F_NO_EXEC);
+}
+
+static int selftest_query(int fd, struct vmamerge_query *q)
+{
+	struct target self;
+
+	target_self(&self);
+	return query(fd, &self, false, q);
+}
+
+static int cmd_selftest(const struct cli *c)
+{
+	static const struct selftest_ops ops = {
+		.open = selftest_open,
+		.config = get_config,
+		.opt_in = selftest_opt_in,
+		.query = selftest_query,
+		.msg = msg,
+	};
+
+	return selftest_main(&ops, module_loaded(), c->json);
+}
+
 /* ---- main ---- */
 
 static int dispatch(const struct cli *c)
@@ -1924,6 +1963,7 @@ static int dispatch(const struct cli *c)
 	case CMD_VERIFY:	return cmd_verify(c);
 	case CMD_COMPACT:	return cmd_compact(c);
 	case CMD_CHECK_KERNEL:	return cmd_check_kernel(c);
+	case CMD_SELFTEST:	return cmd_selftest(c);
 	default:
 		return EXIT_USAGE;
 	}

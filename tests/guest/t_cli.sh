@@ -2,14 +2,16 @@
 # The vmamerge CLI as a user runs it: every command of README.md's
 # "Use" section exactly as written there, the argv `run` hands to the
 # program, exit statuses, --json output (checked by t_json: the guest has no
-# python or jq), unprivileged use as uid 65534 (t_asuser).  Runs as root in
+# python or jq), unprivileged use as uid 65534 (t_asuser), `vmamerge
+# selftest` (its result, the knobs that stop it).  Runs as root in
 # the busybox guest with the module loaded; leaves mode and features at the
 # defaults.  Output: "ok - ..."/"not ok - ..." lines for run.sh.
 #
 #   t_cli.sh            (VMAMERGE_CLI: the CLI, default /bin/vmamerge)
 #   t_cli.sh params KO  the module parameters mode= and features= through
-#                       modprobe.d and insmod, good and bad values; runs
-#                       with the module unloaded and leaves it so
+#                       modprobe.d and insmod, good and bad values, and
+#                       selftest without the module; runs with the module
+#                       unloaded and leaves it so
 
 DIR=$(cd "$(dirname "$0")" && pwd)
 CLI=${VMAMERGE_CLI:-/bin/vmamerge}
@@ -367,6 +369,66 @@ usage_tests() {
 	res $? "--help: every command" "exit $_rc"
 }
 
+# ---- selftest: the install check (userspace/selftest.c) ----
+
+ST_OK='selftest: ok (renumber merge: 1 VMA; transplant merge: 1 VMA; counters: '
+ST_UNLOADED="selftest: module not loaded: load it with 'sudo modprobe vmamerge'"
+
+# st_line DESC PREFIX: the last run's stdout is one line starting with
+# PREFIX (the counters after it depend on the kernel's merge paths), and
+# nothing went to stderr
+st_line() {
+	[ "$(wc -l < "$T/out")" -eq 1 ] && [ ! -s "$T/err" ] &&
+		case $(cat "$T/out") in "$2"*) true ;; *) false ;; esac
+	res $? "$1" "stdout: $(cat "$T/out")" "want: $2..." "stderr: $(cat "$T/err")"
+}
+
+# with the module loaded (mode optin, all features): both cases merge,
+# the module's counters moved exactly; the knobs that stop it are named
+selftest_tests() {
+	runs "selftest: exit 0" 0 vmamerge selftest
+	st_line "  ... ok, one VMA each, the counters" "$ST_OK"
+	grep -q 'merge_renumber +1, merge_transplant +1, vmas_renumbered +1, pages_renumbered +8, vmas_transplanted +1, pages_transplanted +8' "$T/out"
+	res $? "  ... renumbered 8 pages, transplanted 8" "$(cat "$T/out")"
+	runs "selftest --json: exit 0" 0 vmamerge selftest --json
+	json "  ... ok, each case one VMA and its counters" \
+		'true\nnull\n"ok"\n1\n1\n1\n8\n"ok"\n1\n1\n1\n8\n16' \
+		.ok .error .cases.0.status .cases.0.vmas .cases.0.counters.merge_renumber \
+		.cases.0.counters.vmas_renumbered .cases.0.counters.pages_renumbered \
+		.cases.1.status .cases.1.vmas .cases.1.counters.merge_transplant \
+		.cases.1.counters.vmas_transplanted .cases.1.counters.pages_transplanted \
+		.counters.pages_rewritten
+	runs "selftest as uid $NOBODY: exit 0" 0 t_asuser $NOBODY vmamerge selftest
+	st_line "  ... ok" "$ST_OK"
+	vmamerge features -transplant
+	runs "selftest with transplant off: exit 0" 0 vmamerge selftest
+	st_line "  ... the transplant case skipped" \
+		'selftest: ok (renumber merge: 1 VMA; transplant merge: skipped, feature transplant off; counters: '
+	vmamerge features -renumber
+	check "selftest with renumber off: exit 1, nothing to test" 1 '\c' vmamerge selftest
+	stderr_is "vmamerge: selftest: the renumber feature is off, which every case needs: enable it with 'sudo vmamerge features +renumber'"
+	vmamerge features all
+	vmamerge mode never
+	check "selftest in mode never: exit 1" 1 '\c' vmamerge selftest
+	stderr_is "vmamerge: selftest: the mode is never, nothing merges: set it with 'sudo vmamerge mode optin'"
+	check "selftest --json in mode never: exit 1, JSON error" 1 \
+		"{\"error\": \"selftest: the mode is never, nothing merges: set it with 'sudo vmamerge mode optin'\"}" \
+		vmamerge selftest --json
+	vmamerge mode optin
+	check "selftest --bogus: exit 2" 2 '\c' vmamerge selftest --bogus
+	stderr_is "vmamerge: unknown option '--bogus' for 'selftest'; see 'vmamerge help selftest'"
+	check "selftest x: exit 2" 2 '\c' vmamerge selftest x
+	stderr_is "vmamerge: unexpected argument 'x'; see 'vmamerge help selftest'"
+}
+
+# without the module (t_cli.sh params, before it loads one)
+selftest_unloaded_tests() {
+	check "selftest without the module: exit 1" 1 '\c' vmamerge selftest
+	stderr_is "vmamerge: $ST_UNLOADED"
+	check "selftest --json without the module: exit 1, JSON error" 1 \
+		"{\"error\": \"$ST_UNLOADED\"}" vmamerge selftest --json
+}
+
 # ---- module parameters (t_cli.sh params KO) ----
 
 LP=/sys/kernel/livepatch/vmamerge
@@ -462,6 +524,7 @@ timed() {
 
 if [ "$1" = params ]; then
 	KO=$2
+	[ ! -e /sys/module/vmamerge ] && timed selftest_unloaded_tests
 	timed params_tests
 	cd /
 	rm -rf "$T"
@@ -478,6 +541,7 @@ timed readme_tests
 timed listing_tests
 timed json_tests
 timed usage_tests
+timed selftest_tests
 timed unprivileged_tests
 # the defaults, whatever failed above
 vmamerge mode optin >/dev/null 2>&1
