@@ -194,7 +194,7 @@ static int st_check_vma(struct st_ctx *x, char *addr, size_t size)
 	unsigned long s = (unsigned long)addr, e = s + size;
 	struct st_span spans[ST_MAX_SPANS];
 	FILE *f = fopen("/proc/self/maps", "re");
-	char saw[ST_TEXT - 96];
+	char saw[ST_TEXT - 96];	/* the rest: room for the hint below */
 	int n;
 
 	if (!f)
