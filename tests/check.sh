@@ -859,6 +859,8 @@ main() {
 		fi
 	done
 	in_part landing && host_steps
+	# (both parts: every guest runs the CLI's tests)
+	run_step "userspace static CLI" step_userspace_static
 	run_step "guest test programs" step_guest_build
 	local done_series=" "
 	for i in "${!series[@]}"; do
@@ -880,7 +882,6 @@ main() {
 # landing part)
 host_steps() {
 	run_step "checkpatch module/" step_checkpatch
-	run_step "userspace static CLI" step_userspace_static
 	run_step "userspace unit tests" step_userspace_test
 	run_step "counters and trace values documented in vmamerge(8)" step_docs_check
 	run_step "klp-convert test" step_klp_convert_test
