@@ -176,6 +176,10 @@ use)
 	check "README: vmamerge status (as user): exit 0" as user "vmamerge status"
 	check "  ... livepatch enabled, no transition in progress" \
 		grep -qx 'livepatch:    enabled, no transition in progress' "$S/out"
+	# (the configured features=renumber: the transplant case is skipped)
+	check "README: vmamerge selftest (as user): exit 0" as user "vmamerge selftest"
+	check "  ... ok: the renumber merge left one VMA, the transplant case skipped (feature off)" \
+		grep -q '^selftest: ok (renumber merge: 1 VMA; transplant merge: skipped, feature transplant off; counters: .*merge_renumber +1' "$S/out"
 	as root "ls -l /dev/vmamerge"
 	check "/dev/vmamerge: crw-rw-rw- root root" test "$(stat -c '%A %U %G' /dev/vmamerge)" = "crw-rw-rw- root root"
 	# As the unprivileged user.
