@@ -8,9 +8,9 @@
 #           ("1 2 3 4 5" or "1,2,3,4,5"), VMAMERGE_NOPS (300), VMAMERGE_CHURN_MS (300),
 #           VMAMERGE_CYCLE_BUDGET_S (1200), VMAMERGE_TORTURE_SEEDS ("1,2,3,4"),
 #           VMAMERGE_TORTURE_NOPS (3000), VMAMERGE_TORTURE_MAX_S (30: time
-#           cap of one torture run), VMAMERGE_MTORTURE_S (0: seconds of
-#           each multi-threaded torture run; 0 = not run, see
-#           docs/testing.md "open finding"), VMAMERGE_RELEASE_ROUNDS (3:
+#           cap of one torture run), VMAMERGE_MTORTURE_S (12: seconds of
+#           each multi-threaded torture run; 0 = not run),
+#           VMAMERGE_RELEASE_ROUNDS (3:
 #           counted rounds of release_test), VMAMERGE_TORTURE_OFF (1: the
 #           torture without the module runs; the debug twins set 0, the
 #           stock kernels of the same sources run it)
