@@ -292,8 +292,14 @@ back)
 	# kernel into linux-image, -binary, -modules and -base-VERSION, and
 	# purging linux-image and linux-headers leaves the others installed
 	# ("no longer required") with their /lib/modules/VERSION tree
-	check "purge the upgrade kernel" \
-		as admin "sudo apt-get purge -y --autoremove \$(dpkg-query -W -f='\${Package}\n' '*${NEW%-amd64}*')"
+	# - of those the install found installed, none: dkms recommends
+	# linux-headers-amd64, so on an up-to-date Debian 12 README's
+	# prerequisites already bring the newest kernel's headers
+	upg=$(comm -23 <(dpkg-query -W -f='${db:Status-Abbrev} ${Package}:${Architecture}\n' "*${NEW%-amd64}*" 2>/dev/null |
+		awk '$1 !~ /^.n/ { print $2 }' | LC_ALL=C sort) \
+		<(awk '$1 == "pkg" { print $NF }' "$S/before" | LC_ALL=C sort) | tr '\n' ' ')
+	check "purge the upgrade kernel: ${upg:-nothing the install did not find}" \
+		as admin "sudo apt-get purge -y --autoremove $upg"
 	mapfile -t un < <(readme_cmds "## Uninstall")
 	echo "# README uninstall: ${un[*]}"
 	if [[ $INSTALL == deb ]]; then
