@@ -31,9 +31,12 @@ build_dir() { echo "$work/src"; }
 mkdir -p "$logdir" "$work"
 # the tag keeps two quick runs started in the same second apart
 log=$logdir/quick-${QUICK_TAG:+$QUICK_TAG-}$rel.log
-stage_module_src "$work/src"
+# (a followed full-tier build and its twin as make check builds them:
+# admitted by equivalence, the twin's list with the followed build's line)
+stage_module_src "$work/src" "$rel"
+mapfile -t adm < <(admission_env "$rel")
 # (in the build root of the release's compiler: tests/lib.sh)
-in_build_root "$(build_root_of "$rel")" make -s -C "$work/src" module KDIR="$kdir" >"$work/build.log" 2>&1 ||
+in_build_root "$(build_root_of "$rel")" make -s -C "$work/src" module KDIR="$kdir" "${adm[@]}" >"$work/build.log" 2>&1 ||
 	{ tail -30 "$work/build.log"; exit 1; }
 rm -rf "$guest_bin"
 make -s -C "$repo/tests/guest" OUT="$guest_bin" >/dev/null
