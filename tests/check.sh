@@ -160,7 +160,7 @@ report_followed() {
 	local i f
 	for i in "${!releases[@]}"; do
 		f=$(followed_of "${releases[$i]}")
-		[[ -z $f ]] || tap "ok - full tier: ${releases[$i]} in place of $f (its source left the archive; equivalent by kfp check)"
+		[[ -z $f ]] || tap "ok - full tier: ${releases[$i]} in place of $f (the newest build of its flavour in the archive, equivalent to it by kfp check)"
 	done
 	return 0
 }

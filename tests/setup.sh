@@ -70,10 +70,13 @@ timed() { # timed NAME CMD... - run CMD, print its duration
 # image, so the base packages come first.
 # shellcheck source=matrix.sh
 source "$here/matrix.sh"
+installed_version() { # PKG -> installed version or empty
+	dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/null |
+		awk '$1 == "installed" { print $2 }'
+}
 base_missing=()
 for p in "${base_pkgs[@]}"; do
-	[[ -n $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -x installed) ]] ||
-		base_missing+=("$p")
+	[[ -n $(installed_version "$p") ]] || base_missing+=("$p")
 done
 if ((${#base_missing[@]})); then
 	timed "apt-get update" apt-get update -qq
@@ -94,15 +97,8 @@ done < <(builds_of full)
 log "kernels: ${releases[*]}"
 
 # ---- what is missing? -------------------------------------------------------
-installed_version() { # PKG -> installed version or empty
-	dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/null |
-		awk '$1 == "installed" { print $2 }'
-}
-
-want=() # pkg or pkg=version
-for p in "${base_pkgs[@]}"; do
-	[[ -n $(installed_version "$p") ]] || want+=("$p")
-done
+# (the base packages are installed above, before the matrix)
+want=() # pkg=version
 for i in "${!series[@]}"; do
 	s=${series[$i]} r=${releases[$i]} v=${versions[$i]}
 	[[ $(installed_version "linux-source-$s") == "$v" ]] || want+=("linux-source-$s=$v")
