@@ -26,6 +26,7 @@
 # command line cannot carry spaces, so lists may use commas instead):
 #   BENCH_N       spacing: number of mappings (20000)
 #   BENCH_REPS    repetitions of spacing and the workloads (2)
+#   BENCH_SPACING spacing: shapes MODE[:DEST] ("diff same"; spacing -m, -d)
 #   BENCH_SIZES   bigmove: region sizes in MiB ("4 64 1024")
 #   BENCH_MOVES   bigmove: timed moves per configuration and process (5)
 #   BENCH_MICRO   micro: "ITERS BATCHES" (256 15)
@@ -41,6 +42,7 @@ LP=/sys/kernel/livepatch/vmamerge
 DBG=/sys/kernel/debug/vmamerge
 N=${BENCH_N:-20000}
 REPS=${BENCH_REPS:-2}
+SHAPES=${BENCH_SPACING:-"diff same"}
 SIZES=${BENCH_SIZES:-"4 64 1024"}
 MOVES=${BENCH_MOVES:-5}
 MROUNDS=${BENCH_MICRO_ROUNDS:-4}
@@ -52,6 +54,7 @@ CONFIGS=${BENCH_CONFIGS:-"stock loaded off renumber transplant both"}
 WREPS=${BENCH_WORKLOAD_REPS:-1}
 lst() { echo "$1" | tr , ' '; }
 SIZES=$(lst "$SIZES")
+SHAPES=$(lst "$SHAPES")
 MICRO=$(lst "$MICRO")
 SUITES=$(lst "$SUITES")
 CONFIGS=$(lst "$CONFIGS")
@@ -141,8 +144,11 @@ rotate() {
 }
 
 run_spacing() { # REP
-	for _m in diff same; do
-		spacing -n "$N" -m "$_m" || say "spacing -m $_m failed ($?)"
+	for _sh in $SHAPES; do
+		_m=${_sh%:*}
+		_d=inside
+		[ "$_sh" = "$_m" ] || _d=${_sh#*:}
+		spacing -n "$N" -m "$_m" -d "$_d" || say "spacing -m $_m -d $_d failed ($?)"
 	done
 	if [ "$1" = 1 ]; then # VMA count over time: one traced run per config
 		spacing -n "$N" -m diff -t 25 || say "spacing -t failed ($?)"

@@ -12,6 +12,12 @@
  *   -m same   one mmap() of 2N pages, written, then every second page
  *             unmapped: N VMAs sharing one anon_vma; they merge with
  *             renumber alone
+ *   -m split  one mmap() of 2N pages, every second page unmapped, then
+ *             every page written: N VMAs with N different anon_vmas, as
+ *             with diff, made by splitting one mapping
+ *   -d above  the mappings move, all N of them, into a range of N pages
+ *             above the 2N (mapping i to above + i pages) instead of
+ *             into the holes they leave (inside, the default)
  * On the stock kernel neither merges: a moved VMA keeps its page offset.
  *
  * Output (one JSON line): move_ns, vmas_before/vmas_after (in the test
@@ -146,70 +152,102 @@ static void after_merge(const long objs0[NR_CACHES])
 	j_str("slab_caches", names);
 }
 
+/* -m diff: mapping i is its own mmap() at @base + 2i pages, written */
+static void make_each(unsigned long base, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		char *p = mmap((void *)(base + 2 * i * PAGE), PAGE,
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			       -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap %lu: %s", i, strerror(errno));
+		*(unsigned long *)p = i + 1;
+	}
+}
+
+/*
+ * -m same, -m split: one mmap() of 2N pages at @base, every second page
+ * unmapped; same writes the pages before the split (one anon_vma, the
+ * mapping kept out of THP so the first write faults one page), split after
+ * it (one anon_vma per mapping).
+ */
+static void make_split(unsigned long base, unsigned long n, int write_after)
+{
+	char *p = mmap((void *)base, 2 * n * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	unsigned long i;
+
+	if (p == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	if (!write_after) {
+		madvise(p, 2 * n * PAGE, MADV_NOHUGEPAGE);
+		for (i = 0; i < n; i++)
+			*(unsigned long *)(p + 2 * i * PAGE) = i + 1;
+	}
+	for (i = 0; i < n; i++)
+		if (munmap(p + (2 * i + 1) * PAGE, PAGE))
+			die("munmap: %s", strerror(errno));
+	if (write_after)
+		for (i = 0; i < n; i++)
+			*(unsigned long *)(p + 2 * i * PAGE) = i + 1;
+}
+
 static void usage(void)
 {
-	die("usage: spacing [-n N] [-m same|diff] [-t SAMPLES]");
+	die("usage: spacing [-n N] [-m same|diff|split] [-d inside|above] [-t SAMPLES]");
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long n = 20000, i, base, span;
-	const char *mode = "diff";
-	int samples = 0, opt, ns = 0, diff;
+	const char *mode = "diff", *dest = "inside";
+	int samples = 0, opt, ns = 0, diff, split, above;
 	uint64_t c0[VMAMERGE_NR_COUNTERS], c1[VMAMERGE_NR_COUNTERS];
 	uint64_t t0, t1, *s_moves = NULL, *s_vmas = NULL;
 	long before, after, total, bad = 0;
 	long objs0[NR_CACHES], size0[NR_CACHES];
-	unsigned long every = 0;
+	unsigned long every = 0, to, first;
 	struct bench_noise noise0, noise1;
 
-	while ((opt = getopt(argc, argv, "n:m:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:d:t:")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoul(optarg, NULL, 0); break;
 		case 'm': mode = optarg; break;
+		case 'd': dest = optarg; break;
 		case 't': samples = atoi(optarg); break;
 		default: usage();
 		}
 	}
-	if (n < 2 || (strcmp(mode, "same") && strcmp(mode, "diff")))
+	if (n < 2 || (strcmp(mode, "same") && strcmp(mode, "diff") &&
+		      strcmp(mode, "split")) ||
+	    (strcmp(dest, "inside") && strcmp(dest, "above")))
 		usage();
 	diff = !strcmp(mode, "diff");
+	split = !strcmp(mode, "split");
+	above = !strcmp(dest, "above");
 	bench_optin_from_env();
 
-	span = 2 * n * PAGE;
+	/* inside: mapping i moves to base + i pages (mapping 0 stays);
+	 * above: to base + (2N + i) pages, all N of them */
+	span = (above ? 3 : 2) * n * PAGE;
 	base = free_range(span, PMD_SZ);
+	to = above ? base + 2 * n * PAGE : base;
+	first = above ? 0 : 1;
 	read_slabs(objs0, size0);
-	if (diff) {
-		for (i = 0; i < n; i++) {
-			char *p = mmap((void *)(base + 2 * i * PAGE), PAGE,
-				       PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS |
-				       MAP_FIXED_NOREPLACE, -1, 0);
-
-			if (p == MAP_FAILED)
-				die("mmap %lu: %s", i, strerror(errno));
-			*(unsigned long *)p = i + 1;
-		}
-	} else {
-		char *p = mmap((void *)base, span, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-			       -1, 0);
-
-		if (p == MAP_FAILED)
-			die("mmap: %s", strerror(errno));
-		madvise(p, span, MADV_NOHUGEPAGE);
-		for (i = 0; i < n; i++)
-			*(unsigned long *)(p + 2 * i * PAGE) = i + 1;
-		for (i = 0; i < n; i++)
-			if (munmap(p + (2 * i + 1) * PAGE, PAGE))
-				die("munmap: %s", strerror(errno));
-	}
+	if (diff)
+		make_each(base, n);
+	else
+		make_split(base, n, split);
 	count_vmas(0, base, base + span, &before);
 
 	if (samples > 0) {
 		s_moves = calloc(samples + 2, sizeof(*s_moves));
 		s_vmas = calloc(samples + 2, sizeof(*s_vmas));
-		every = (n - 1) / samples;
+		every = (n - first) / samples;
 		if (!every)
 			every = 1;
 		s_moves[ns] = 0;
@@ -219,10 +257,10 @@ int main(int argc, char **argv)
 	bench_counters(0, c0);
 	bench_noise_take(&noise0);
 	t0 = now_ns();
-	for (i = 1; i < n; i++) {
+	for (i = first; i < n; i++) {
 		void *r = mremap((void *)(base + 2 * i * PAGE), PAGE, PAGE,
 				 MREMAP_MAYMOVE | MREMAP_FIXED,
-				 (void *)(base + i * PAGE));
+				 (void *)(to + i * PAGE));
 
 		if (r == MAP_FAILED)
 			die("mremap %lu: %s", i, strerror(errno));
@@ -240,18 +278,19 @@ int main(int argc, char **argv)
 
 	total = count_vmas(0, base, base + span, &after);
 	for (i = 0; i < n; i++)
-		if (*(unsigned long *)(base + i * PAGE) != i + 1)
+		if (*(unsigned long *)(to + i * PAGE) != i + 1)
 			bad++;
 	if (every) {
-		s_moves[ns] = n - 1;
+		s_moves[ns] = n - first;
 		s_vmas[ns++] = after;
 	}
 
 	j_begin("spacing");
 	j_str("variant", mode);
+	j_str("dest", dest);
 	j_u64("n", n);
 	j_u64("move_ns", t1 - t0);
-	j_dbl("ns_per_move", (double)(t1 - t0) / (n - 1));
+	j_dbl("ns_per_move", (double)(t1 - t0) / (n - first));
 	j_int("vmas_before", before);
 	j_int("vmas_after", after);
 	j_int("vmas_total", total);
