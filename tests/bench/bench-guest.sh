@@ -26,6 +26,7 @@
 # command line cannot carry spaces, so lists may use commas instead):
 #   BENCH_N       spacing: number of mappings (20000)
 #   BENCH_REPS    repetitions of spacing and the workloads (2)
+#   BENCH_ASLR    randomize_va_space during the run (0)
 #   BENCH_SPACING spacing: shapes MODE[:DEST] ("diff same"; spacing -m, -d)
 #   BENCH_SIZES   bigmove: region sizes in MiB ("4 64 1024")
 #   BENCH_MOVES   bigmove: timed moves per configuration and process (5)
@@ -195,7 +196,8 @@ run_workload() {
 # are meant to resolve; with it off, three processes of one configuration
 # agreed within 0.2-0.7 % (quick runs of 28 Nov 2026, docs/design.md,
 # "The in-place decision's cost, part by part").
-echo 0 >/proc/sys/kernel/randomize_va_space 2>/dev/null ||
+# BENCH_ASLR=2 keeps it on (to measure what it changes).
+echo "${BENCH_ASLR:-0}" >/proc/sys/kernel/randomize_va_space 2>/dev/null ||
 	say "could not turn address-space randomisation off"
 aslr=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null || echo unknown)
 thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)

@@ -14,6 +14,7 @@
 #   BENCH_KERNELS       series to run, e.g. "6.12" (default: all full-tier builds)
 #   BENCH_N             spacing: mappings (20000)
 #   BENCH_REPS          repetitions of spacing and the workloads (2)
+#   BENCH_ASLR          randomize_va_space in the guest (0: off)
 #   BENCH_SPACING       spacing: shapes MODE[:DEST] (diff,same; spacing.c)
 #   BENCH_MICRO_ROUNDS  micro: rounds (4)
 #   BENCH_BIGMOVE_ROUNDS bigmove: rounds (1)
@@ -146,7 +147,7 @@ make -s -C "$here" OUT="$out/bin" JEMALLOC="$jemalloc" >"$out/build-bench.log" 2
 
 # ---- guests ------------------------------------------------------------------------
 append=""
-for v in BENCH_N BENCH_REPS BENCH_SPACING BENCH_MICRO_ROUNDS BENCH_BIGMOVE_ROUNDS BENCH_SIZES BENCH_SUITES \
+for v in BENCH_N BENCH_REPS BENCH_SPACING BENCH_ASLR BENCH_MICRO_ROUNDS BENCH_BIGMOVE_ROUNDS BENCH_SIZES BENCH_SUITES \
 	BENCH_MOVES BENCH_MICRO BENCH_CONFIGS BENCH_WORKLOAD_REPS BENCH_PROFILE_N; do
 	val=${!v:-}
 	[[ -n $val ]] && append+=" $v=${val// /,}"
