@@ -198,7 +198,7 @@ run_workload() {
 # "The in-place decision's cost, part by part").
 # BENCH_ASLR=2 keeps it on (to measure what it changes).
 echo "${BENCH_ASLR:-0}" >/proc/sys/kernel/randomize_va_space 2>/dev/null ||
-	say "could not turn address-space randomisation off"
+	say "could not set randomize_va_space to ${BENCH_ASLR:-0}"
 aslr=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null || echo unknown)
 thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)
 echo "{\"bench\":\"meta\",\"kernel\":\"$(uname -r)\",\"n\":$N,\"reps\":$REPS,\"sizes\":\"$SIZES\",\"moves\":$MOVES,\"micro\":\"$MICRO\",\"suites\":\"$SUITES\",\"configs\":\"$CONFIGS\",\"micro_rounds\":$MROUNDS,\"bigmove_rounds\":$BROUNDS,\"workload_reps\":$WREPS,\"thp\":\"$thp\",\"aslr\":\"$aslr\",\"nproc\":$(nproc),\"mem_kb\":$(awk '/^MemTotal/ {print $2}' /proc/meminfo)}"

@@ -169,6 +169,15 @@ static void make_each(unsigned long base, unsigned long n)
 	}
 }
 
+/* write i + 1 into page 2i of @p, i = 0..n-1 (the mappings' pages) */
+static void write_mappings(char *p, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		*(unsigned long *)(p + 2 * i * PAGE) = i + 1;
+}
+
 /*
  * -m same, -m split: one mmap() of 2N pages at @base, every second page
  * unmapped; same writes the pages before the split (one anon_vma, the
@@ -185,15 +194,13 @@ static void make_split(unsigned long base, unsigned long n, int write_after)
 		die("mmap: %s", strerror(errno));
 	if (!write_after) {
 		madvise(p, 2 * n * PAGE, MADV_NOHUGEPAGE);
-		for (i = 0; i < n; i++)
-			*(unsigned long *)(p + 2 * i * PAGE) = i + 1;
+		write_mappings(p, n);
 	}
 	for (i = 0; i < n; i++)
 		if (munmap(p + (2 * i + 1) * PAGE, PAGE))
 			die("munmap: %s", strerror(errno));
 	if (write_after)
-		for (i = 0; i < n; i++)
-			*(unsigned long *)(p + 2 * i * PAGE) = i + 1;
+		write_mappings(p, n);
 }
 
 static void usage(void)
@@ -238,11 +245,21 @@ int main(int argc, char **argv)
 	to = above ? base + 2 * n * PAGE : base;
 	first = above ? 0 : 1;
 	read_slabs(objs0, size0);
+	/*
+	 * above: the destination is held by a PROT_NONE placeholder until the
+	 * moves start, so that nothing the program allocates meanwhile (the
+	 * maps buffer of count_vmas(), which grows with the VMA count) lands
+	 * there and is clobbered by a move
+	 */
+	if (above && mmap((void *)to, n * PAGE, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			  MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED)
+		die("reserving the destination: %s", strerror(errno));
 	if (diff)
 		make_each(base, n);
 	else
 		make_split(base, n, split);
-	count_vmas(0, base, base + span, &before);
+	count_vmas(0, base, base + 2 * n * PAGE, &before);
 
 	if (samples > 0) {
 		s_moves = calloc(samples + 2, sizeof(*s_moves));
@@ -254,6 +271,8 @@ int main(int argc, char **argv)
 		s_vmas[ns++] = before;
 	}
 
+	if (above && munmap((void *)to, n * PAGE))
+		die("munmap of the destination: %s", strerror(errno));
 	bench_counters(0, c0);
 	bench_noise_take(&noise0);
 	t0 = now_ns();
